@@ -1,0 +1,1 @@
+"""The pytest plugin of the conformance suite."""

@@ -1,0 +1,73 @@
+"""The user-interaction seam: one UI provider, an async ``ask()``, and its rules.
+
+This module only re-exports; the code lives in private modules, one concept
+each. ``dsh_user_interaction.tool`` and ``dsh_user_interaction.plan_review``
+hold the model-facing side.
+"""
+
+from ._abort import AbortController as AbortController
+from ._abort import AbortError as AbortError
+from ._abort import AbortSignal as AbortSignal
+from ._builders import answer_custom as answer_custom
+from ._builders import answer_of as answer_of
+from ._builders import answer_selected as answer_selected
+from ._builders import answer_skipped as answer_skipped
+from ._checks import Violation as Violation
+from ._checks import answer_violations as answer_violations
+from ._checks import check_request as check_request
+from ._checks import is_blank as is_blank
+from ._errors import MESSAGES as MESSAGES
+from ._errors import ErrorCode as ErrorCode
+from ._errors import HarnessError as HarnessError
+from ._errors import UserInteractionError as UserInteractionError
+from ._scripted import PendingAsk as PendingAsk
+from ._scripted import Responder as Responder
+from ._scripted import ScriptedProvider as ScriptedProvider
+from ._service import Registration as Registration
+from ._service import UserInteractionService as UserInteractionService
+from ._types import AskUserQuestionAnswer as AskUserQuestionAnswer
+from ._types import AskUserQuestionAnswerItem as AskUserQuestionAnswerItem
+from ._types import AskUserQuestionIntent as AskUserQuestionIntent
+from ._types import AskUserQuestionItem as AskUserQuestionItem
+from ._types import AskUserQuestionOption as AskUserQuestionOption
+from ._types import AskUserQuestionRequest as AskUserQuestionRequest
+from ._types import PlanReviewIntent as PlanReviewIntent
+from ._types import UserInteractionProvider as UserInteractionProvider
+from ._validating import ValidatingProvider as ValidatingProvider
+from ._version import SPEC_VERSION as SPEC_VERSION
+from ._version import __version__ as __version__
+
+__all__ = [
+    "MESSAGES",
+    "SPEC_VERSION",
+    "AbortController",
+    "AbortError",
+    "AbortSignal",
+    "AskUserQuestionAnswer",
+    "AskUserQuestionAnswerItem",
+    "AskUserQuestionIntent",
+    "AskUserQuestionItem",
+    "AskUserQuestionOption",
+    "AskUserQuestionRequest",
+    "ErrorCode",
+    "HarnessError",
+    "PendingAsk",
+    "PlanReviewIntent",
+    "Registration",
+    "Responder",
+    "ScriptedProvider",
+    "UserInteractionError",
+    "UserInteractionProvider",
+    "UserInteractionService",
+    "ValidatingProvider",
+    "Violation",
+    "__version__",
+    "answer_custom",
+    "answer_of",
+    "answer_selected",
+    "answer_skipped",
+    "answer_violations",
+    "check_request",
+    "is_blank",
+]
+

@@ -1,0 +1,149 @@
+"""Errors with stable codes.
+
+Callers branch on :attr:`UserInteractionError.code`, never on message text.
+The messages that the spec fixes (and that a model sees through the tool) are
+kept byte for byte in :data:`MESSAGES`.
+
+``asyncio.CancelledError`` is a ``BaseException`` and is never turned into one
+of these errors: cancellation always passes through untouched.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from typing_extensions import override
+
+if TYPE_CHECKING:
+    from ._checks import Violation
+
+__all__ = ["MESSAGES", "ErrorCode", "HarnessError", "UserInteractionError"]
+
+
+class ErrorCode(enum.StrEnum):
+    """The stable codes a :class:`UserInteractionError` carries.
+
+    The values equal the names, and equal the codes of the original package, so
+    a code crosses a process or language boundary as a plain string.
+    """
+
+    #: The request has no questions. Raised by ``ask()`` at stage 2, after the
+    #: pre-abort check and before any structural check (``SVC-ORDER-2``).
+    EMPTY_QUESTIONS = "EMPTY_QUESTIONS"
+    #: A question declares an ``intent`` whose ``approve`` label names none of
+    #: its options, or which lacks the ``detail`` it reviews. Raised by
+    #: ``ask()`` at stage 4, only for requests that are structurally sound.
+    BAD_INTENT = "BAD_INTENT"
+    #: ``ask()`` passed every request check but no provider is registered.
+    #: This is the last check, so a bad request never reports it.
+    NO_PROVIDER = "NO_PROVIDER"
+    #: ``register_provider()`` was called while a provider is active. Raised at
+    #: once (not from a coroutine), for the same provider object too.
+    DUPLICATE_PROVIDER = "DUPLICATE_PROVIDER"
+    #: The request's signal was aborted: before ``ask()`` (stage 1, nothing is
+    #: shown) or while the provider was pending. Distinct from
+    #: ``ASK_CANCELLED``: the *program* gave up, not the human.
+    ASK_ABORTED = "ASK_ABORTED"
+    #: The human dismissed the whole batch. Raised by providers, never by the
+    #: service. Distinct from a skip, which answers one question with nothing.
+    ASK_CANCELLED = "ASK_CANCELLED"
+    #: The request is structurally malformed: a wrong type, an empty or
+    #: duplicated id, duplicated option labels. Stage 3 of ``ask()``; the
+    #: message names the question and the field.
+    BAD_REQUEST = "BAD_REQUEST"
+    #: A provider returned an answer that breaks the answer rules. Raised by a
+    #: strict service or a ``ValidatingProvider``; the raw answer stays on the
+    #: error as :attr:`UserInteractionError.answer`.
+    BAD_ANSWER = "BAD_ANSWER"
+    #: The provider's registration was disposed while the ask was pending.
+    #: Distinct from ``ASK_ABORTED`` (the caller's signal) and
+    #: ``ASK_CANCELLED`` (the human).
+    PROVIDER_DISPOSED = "PROVIDER_DISPOSED"
+
+
+#: The fixed messages, byte for byte as in the original where it has them.
+MESSAGES: Final[dict[ErrorCode, str]] = {
+    ErrorCode.ASK_ABORTED: "ask_user_question was aborted before the user answered",
+    ErrorCode.EMPTY_QUESTIONS: "ask_user_question requires at least one question",
+    ErrorCode.NO_PROVIDER: "no user-interaction provider is registered",
+    ErrorCode.DUPLICATE_PROVIDER: "a user-interaction provider is already registered",
+    ErrorCode.ASK_CANCELLED: "the user cancelled ask_user_question",
+    ErrorCode.PROVIDER_DISPOSED: (
+        "the user-interaction provider was disposed before the user answered"
+    ),
+}
+
+
+class HarnessError(Exception):
+    """An error of the agent harness, constructed as ``HarnessError(message, code)``.
+
+    ``str(error)`` is the message; ``error.code`` is the code.
+
+    >>> error = HarnessError("disk full", "IO")
+    >>> str(error), error.code
+    ('disk full', 'IO')
+    """
+
+    message: str
+    code: str
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+    @override
+    def __str__(self) -> str:
+        return self.message
+
+    @override
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, {str(self.code)!r})"
+
+    @override
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.code), self.__dict__)
+
+
+class UserInteractionError(HarnessError):
+    """An error of the user-interaction seam, with an :class:`ErrorCode`.
+
+    Constructed like the original, as ``UserInteractionError(message, code)``.
+    A ``BAD_ANSWER`` error also carries the provider's raw ``answer`` and the
+    ``violations`` found in it, so the human's input is never lost.
+
+    >>> error = UserInteractionError.of(ErrorCode.NO_PROVIDER)
+    >>> error.code is ErrorCode.NO_PROVIDER
+    True
+    >>> str(error)
+    'no user-interaction provider is registered'
+    >>> import pickle
+    >>> pickle.loads(pickle.dumps(error)).code
+    <ErrorCode.NO_PROVIDER: 'NO_PROVIDER'>
+    """
+
+    code: ErrorCode
+    #: The raw answer a provider returned, when the error rejects or outlives it.
+    answer: object | None
+    #: The answer-rule violations behind a ``BAD_ANSWER``; empty otherwise.
+    violations: tuple[Violation, ...]
+
+    def __init__(
+        self,
+        message: str,
+        code: ErrorCode | str,
+        *,
+        answer: object | None = None,
+        violations: Sequence[Violation] = (),
+    ) -> None:
+        super().__init__(message, ErrorCode(code))
+        self.code = ErrorCode(code)
+        self.answer = answer
+        self.violations = tuple(violations)
+
+    @classmethod
+    def of(cls, code: ErrorCode, *, answer: object | None = None) -> UserInteractionError:
+        """Build the error for *code* with its fixed message from :data:`MESSAGES`."""
+        return cls(MESSAGES[code], code, answer=answer)

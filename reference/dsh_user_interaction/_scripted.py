@@ -1,0 +1,182 @@
+"""A real provider whose human is code: the reference provider.
+
+Each ``ask()`` becomes a :class:`PendingAsk` in a queue. A test, a driver or a
+script looks at the queue and settles each ask: answer it, dismiss it, or
+reject it. Several asks may be pending at once, and they settle in any order.
+
+Invariants:
+
+* An ask is in :attr:`ScriptedProvider.pending` exactly while its ``ask()``
+  call is suspended; after it settles, in any way, it is gone and its signal
+  listener is removed.
+* When the request's signal aborts, the ask raises ``ASK_ABORTED`` and leaves
+  the queue (the UI is cleared).
+* Settling an ask twice raises :class:`asyncio.InvalidStateError`, so a
+  driver never believes an answer went through when it did not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TypeAlias, final
+
+from ._errors import ErrorCode, UserInteractionError
+from ._types import AskUserQuestionAnswer, AskUserQuestionRequest
+
+__all__ = ["PendingAsk", "Responder", "ScriptedProvider"]
+
+#: Computes the answer to a request at once, for providers that need no queue.
+Responder: TypeAlias = Callable[
+    [AskUserQuestionRequest], AskUserQuestionAnswer | Awaitable[AskUserQuestionAnswer]
+]
+
+
+@final
+class PendingAsk:
+    """One ask shown by a :class:`ScriptedProvider`, waiting for the human."""
+
+    __slots__ = ("_future", "request")
+
+    def __init__(self, request: AskUserQuestionRequest, future: asyncio.Future[AskUserQuestionAnswer]) -> None:
+        #: The very request the service passed, unchanged.
+        self.request = request
+        self._future = future
+
+    @property
+    def done(self) -> bool:
+        """Whether the ask has settled."""
+        return self._future.done()
+
+    def answer(self, answer: AskUserQuestionAnswer) -> None:
+        """Answer the ask with *answer*, passed on as the very same object."""
+        self._settle().set_result(answer)
+
+    def dismiss(self) -> None:
+        """Dismiss the whole batch, as closing the dialog does: ``ASK_CANCELLED``."""
+        self.reject(UserInteractionError.of(ErrorCode.ASK_CANCELLED))
+
+    def reject(self, error: BaseException) -> None:
+        """Make the ask raise *error*."""
+        self._settle().set_exception(error)
+
+    def _settle(self) -> asyncio.Future[AskUserQuestionAnswer]:
+        if self._future.done():
+            msg = "this ask has already settled (answered, dismissed, aborted or cancelled)"
+            raise asyncio.InvalidStateError(msg)
+        return self._future
+
+    def __repr__(self) -> str:
+        ids = [question["id"] for question in self.request["questions"]]
+        state = "settled" if self.done else "pending"
+        return f"<PendingAsk {state} ids={ids!r}>"
+
+
+@final
+class ScriptedProvider:
+    """A provider answered by code, for tests, drivers and demos.
+
+    Without *respond*, each ask waits in :attr:`pending` until settled:
+
+    >>> import asyncio
+    >>> from dsh_user_interaction import UserInteractionService, answer_custom, answer_of
+    >>> async def main():
+    ...     service, provider = UserInteractionService(), ScriptedProvider()
+    ...     with service.register_provider(provider):
+    ...         ask = asyncio.ensure_future(service.ask(
+    ...             {"questions": [{"id": "name", "question": "Branch name?"}]}))
+    ...         pending = await provider.next_ask()
+    ...         pending.answer(answer_of(answer_custom("name", "release/2.0")))
+    ...         return await ask
+    >>> asyncio.run(main())
+    {'answers': [{'id': 'name', 'selected': [], 'custom': 'release/2.0'}]}
+
+    With *respond*, each ask is answered at once by calling it.
+    """
+
+    __slots__ = ("_pending", "_respond", "_waiters", "asked")
+
+    def __init__(self, *, respond: Responder | None = None) -> None:
+        self._respond = respond
+        self._pending: list[PendingAsk] = []
+        self._waiters: list[asyncio.Future[None]] = []
+        #: How many asks this provider has been shown, in all.
+        self.asked = 0
+
+    @property
+    def pending(self) -> tuple[PendingAsk, ...]:
+        """The asks on screen, oldest first."""
+        return tuple(self._pending)
+
+    async def next_ask(self) -> PendingAsk:
+        """Wait until an ask is pending and return the oldest.
+
+        Wrap it in :func:`asyncio.timeout` in tests, so nothing waits forever.
+        """
+        return await self.wait_for(lambda _pending: True)
+
+    async def wait_for(self, predicate: Callable[[PendingAsk], bool]) -> PendingAsk:
+        """Wait until a pending ask satisfies *predicate*, and return it.
+
+        ``wait_for(lambda p: p.request is request)`` waits for one request.
+        """
+        loop = asyncio.get_running_loop()
+        while True:
+            for pending in self._pending:
+                if predicate(pending):
+                    return pending
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    def dispose(self) -> None:
+        """Reject every pending ask with ``PROVIDER_DISPOSED``, as a closing UI does."""
+        for pending in list(self._pending):
+            if not pending.done:
+                pending.reject(UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED))
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """Show *request*: queue it, or answer it with *respond*."""
+        self.asked += 1
+        signal = request.get("signal")
+        if signal is not None and signal.aborted:
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
+        if self._respond is not None:
+            result = self._respond(request)
+            if inspect.isawaitable(result):
+                return await result
+            return result
+        future: asyncio.Future[AskUserQuestionAnswer] = asyncio.get_running_loop().create_future()
+        pending = PendingAsk(request, future)
+
+        def on_abort(_signal: object) -> None:
+            if not future.done():
+                future.set_exception(UserInteractionError.of(ErrorCode.ASK_ABORTED))
+
+        remove = signal.add_listener(on_abort) if signal is not None else _noop
+        self._pending.append(pending)
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        try:
+            return await future
+        finally:
+            remove()
+            self._pending.remove(pending)
+            if not future.done():
+                future.cancel()
+            elif not future.cancelled():
+                future.exception()  # mark it retrieved when a cancellation beat it
+
+    def __repr__(self) -> str:
+        return f"<ScriptedProvider pending={len(self._pending)} asked={self.asked}>"
+
+
+def _noop() -> None:
+    return None

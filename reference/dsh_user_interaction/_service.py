@@ -1,0 +1,258 @@
+"""The seam: one registered provider and an async ``ask()``.
+
+Design notes (the invariants this module keeps):
+
+Rule 1: ``ask()`` raises nothing before it is awaited. Every check failure
+is raised from the coroutine, in the spec's stage order (``SVC-ORDER-1`` to
+``SVC-ORDER-5``), and the provider is never called when a check fails.
+
+Rule 2: the provider runs inside the caller's task; ``ask()`` creates no task.
+To interrupt a pending provider (the request's signal aborted, or the
+registration was disposed) the service cancels the caller's task, the way
+``asyncio.timeout`` does, remembering that the cancellation is its own. When
+the ``CancelledError`` comes back out of the provider, the service takes back
+its own request with ``Task.uncancel()`` and raises ``ASK_ABORTED`` or
+``PROVIDER_DISPOSED`` instead. If somebody else also cancelled the task, the
+count stays above where it started, and the ``CancelledError`` propagates
+unchanged: a caller's cancellation is never swallowed or turned into a code.
+
+Rule 3: an interrupt asked for from inside the caller's own task (a provider
+that aborts its own request, say) is delivered one loop step later, so it
+always lands while the provider is suspended. A provider that has returned
+before the interrupt lands keeps its answer (``SVC-ABORT-2``).
+
+Rule 4: a provider that swallows the interrupt and answers anyway does not
+win: ``ask()`` raises the interrupt's error, with the late answer kept on it
+as ``error.answer``. A human's answer is never dropped silently.
+
+Rule 5: after ``ask()`` settles, in any way, it leaves nothing behind: its
+signal listener is removed and its pending record is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import final
+
+from ._checks import bad_answer, check_request, must_violations
+from ._errors import MESSAGES, ErrorCode, UserInteractionError
+from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
+
+__all__ = ["Registration", "UserInteractionService"]
+
+
+@final
+class Registration:
+    """The handle :meth:`UserInteractionService.register_provider` returns.
+
+    Call it, call :meth:`dispose`, or leave its ``with`` block to unregister
+    the provider. Disposing twice does nothing, and a stale registration never
+    unregisters a provider registered after it.
+    """
+
+    __slots__ = ("_active", "_provider", "_service")
+
+    def __init__(self, service: UserInteractionService, provider: UserInteractionProvider) -> None:
+        self._service = service
+        self._provider = provider
+        self._active = True
+
+    @property
+    def provider(self) -> UserInteractionProvider:
+        """The registered provider."""
+        return self._provider
+
+    @property
+    def active(self) -> bool:
+        """Whether this registration is still the service's provider."""
+        return self._active
+
+    def dispose(self) -> None:
+        """Unregister the provider; its pending asks raise ``PROVIDER_DISPOSED``."""
+        self._service._unregister(self)  # noqa: SLF001 - the service's own handle
+
+    def __call__(self) -> None:
+        """Same as :meth:`dispose`, like the original's disposer function."""
+        self.dispose()
+
+    def __enter__(self) -> Registration:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.dispose()
+
+    def __repr__(self) -> str:
+        state = "active" if self._active else "disposed"
+        return f"<Registration {state} provider={self._provider!r}>"
+
+
+class _Call:
+    """One pending ``ask()``: who runs it and whether it was interrupted."""
+
+    __slots__ = ("cancelled", "interrupt", "loop", "registration", "settled", "task")
+
+    def __init__(self, task: asyncio.Task[object], registration: Registration) -> None:
+        self.task = task
+        self.loop = task.get_loop()
+        self.registration = registration
+        #: Why the service interrupts this call, once it does.
+        self.interrupt: ErrorCode | None = None
+        #: Whether the service has called ``task.cancel()`` for it.
+        self.cancelled = False
+        self.settled = False
+
+    def stop(self, code: ErrorCode) -> None:
+        if self.settled or self.interrupt is not None:
+            return
+        self.interrupt = code
+        if asyncio.current_task(self.loop) is self.task:
+            # Rule 3: we are inside the caller's own step; land it later.
+            self.loop.call_soon(self._cancel)
+        else:
+            self._cancel()
+
+    def _cancel(self) -> None:
+        if not self.settled:
+            self.cancelled = True
+            self.task.cancel(MESSAGES[self.interrupt or ErrorCode.ASK_ABORTED])
+
+
+@final
+class UserInteractionService:
+    """The seam between model-facing tools and the one UI provider.
+
+    >>> import asyncio
+    >>> from dsh_user_interaction import ScriptedProvider, answer_selected, answer_of
+    >>> async def main():
+    ...     service = UserInteractionService()
+    ...     provider = ScriptedProvider(
+    ...         respond=lambda request: answer_of(answer_selected("go", "Yes")))
+    ...     with service.register_provider(provider):
+    ...         return await service.ask({"questions": [
+    ...             {"id": "go", "question": "Proceed?",
+    ...              "options": [{"label": "Yes"}, {"label": "No"}]}]})
+    >>> asyncio.run(main())
+    {'answers': [{'id': 'go', 'selected': ['Yes']}]}
+
+    With ``strict=True`` (the default) every answer is checked against the
+    answer rules, and one that breaks a ``MUST`` raises ``BAD_ANSWER`` with
+    the raw answer kept on the error.
+    """
+
+    __slots__ = ("_calls", "_registration", "_strict")
+
+    def __init__(self, *, strict: bool = True) -> None:
+        self._strict = strict
+        self._registration: Registration | None = None
+        self._calls: set[_Call] = set()
+
+    @property
+    def strict(self) -> bool:
+        """Whether answers are checked."""
+        return self._strict
+
+    @property
+    def provider(self) -> UserInteractionProvider | None:
+        """The registered provider, if any."""
+        registration = self._registration
+        return None if registration is None else registration.provider
+
+    @property
+    def pending_count(self) -> int:
+        """How many asks are waiting for the provider; for leak checks."""
+        return len(self._calls)
+
+    def register_provider(self, provider: UserInteractionProvider) -> Registration:
+        """Register *provider*, the one UI that answers every ask.
+
+        Raises ``DUPLICATE_PROVIDER`` at once while a provider is registered,
+        even when it is the same object.
+        """
+        if self._registration is not None:
+            raise UserInteractionError.of(ErrorCode.DUPLICATE_PROVIDER)
+        registration = Registration(self, provider)
+        self._registration = registration
+        return registration
+
+    def _unregister(self, registration: Registration) -> None:
+        if not registration._active:  # noqa: SLF001 - our own handle
+            return
+        registration._active = False  # noqa: SLF001
+        if self._registration is registration:
+            self._registration = None
+        for call in [call for call in self._calls if call.registration is registration]:
+            call.stop(ErrorCode.PROVIDER_DISPOSED)
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """Ask the human through the registered provider and return the answer.
+
+        Raises :class:`UserInteractionError` with, in check order:
+        ``ASK_ABORTED`` (signal already aborted), ``EMPTY_QUESTIONS``,
+        ``BAD_REQUEST``, ``BAD_INTENT``, ``NO_PROVIDER``; then, while waiting,
+        ``ASK_ABORTED`` (signal aborted) or ``PROVIDER_DISPOSED``; then
+        ``BAD_ANSWER`` for a strict service. Errors the provider raises, such
+        as ``ASK_CANCELLED``, propagate unchanged, and so does cancellation.
+        """
+        registration = self._registration
+        check_request(request, has_provider=registration is not None)
+        if registration is None:  # pragma: no cover - check_request raised
+            raise UserInteractionError.of(ErrorCode.NO_PROVIDER)
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - every coroutine under asyncio has one
+            msg = "UserInteractionService.ask() must run inside an asyncio task"
+            raise RuntimeError(msg)
+        call = _Call(task, registration)
+        signal = request.get("signal")
+        remove = (
+            signal.add_listener(lambda _signal: call.stop(ErrorCode.ASK_ABORTED))
+            if signal is not None
+            else _noop
+        )
+        self._calls.add(call)
+        baseline = task.cancelling()
+        try:
+            answer = await registration.provider.ask(request)
+        except asyncio.CancelledError:
+            call.settled = True
+            if not call.cancelled or call.interrupt is None:
+                raise
+            if task.uncancel() > baseline:
+                raise  # the caller was cancelled too: theirs wins, unchanged
+            raise UserInteractionError.of(call.interrupt) from None
+        except BaseException as error:
+            call.settled = True
+            if call.cancelled and call.interrupt is not None:
+                # Rule 4: the provider turned our interrupt into its own error.
+                task.uncancel()
+                raise UserInteractionError.of(call.interrupt) from error
+            raise
+        else:
+            call.settled = True
+            if call.cancelled and call.interrupt is not None:
+                # Rule 4: it swallowed the interrupt and answered late.
+                task.uncancel()
+                raise UserInteractionError.of(call.interrupt, answer=answer)
+        finally:
+            remove()
+            self._calls.discard(call)
+        if self._strict:
+            violations = must_violations(request, answer)
+            if violations:
+                raise bad_answer(answer, violations)
+        return answer
+
+    def __repr__(self) -> str:
+        return (
+            f"<UserInteractionService strict={self._strict} provider={self.provider!r}"
+            f" pending={len(self._calls)}>"
+        )
+
+
+def _noop() -> None:
+    return None

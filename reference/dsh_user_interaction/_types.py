@@ -1,0 +1,126 @@
+"""The wire types of the seam, and the provider Protocol.
+
+Keys are camelCase exactly as on the wire, so a request or an answer crosses to
+a TypeScript provider unchanged. ``Required`` and ``NotRequired`` are explicit
+on every key, so the JSON Schemas in ``spec/schema`` and Hypothesis's
+``from_type`` agree with these types (a test keeps them in step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, NotRequired, Protocol, Required, TypeAlias, TypedDict
+
+if TYPE_CHECKING:
+    from ._abort import AbortSignal
+
+__all__ = [
+    "AskUserQuestionAnswer",
+    "AskUserQuestionAnswerItem",
+    "AskUserQuestionIntent",
+    "AskUserQuestionItem",
+    "AskUserQuestionOption",
+    "AskUserQuestionRequest",
+    "PlanReviewIntent",
+    "UserInteractionProvider",
+]
+
+
+class AskUserQuestionOption(TypedDict):
+    """One choice offered for a question."""
+
+    #: What the human picks, and what the answer echoes back, exactly.
+    #: Non-empty, and unique within its question.
+    label: Required[str]
+    #: One sentence on the trade-off or impact of this choice.
+    description: NotRequired[str]
+
+
+class PlanReviewIntent(TypedDict):
+    """Marks a question as the review of a plan, so a UI may show a plan card."""
+
+    #: The kind of review; the only kind the spec defines.
+    kind: Required[Literal["plan-review"]]
+    #: The option label that means "approved"; it must be one of the labels.
+    approve: Required[str]
+
+
+#: Every intent kind the spec defines. Unknown kinds still pass the generic
+#: intent checks (``INT-APPROVE-1``, ``INT-DETAIL-1``).
+AskUserQuestionIntent: TypeAlias = PlanReviewIntent
+
+
+class AskUserQuestionItem(TypedDict):
+    """One question in a batch."""
+
+    #: Stable id, echoed in the answer. Non-empty and unique in the batch.
+    id: Required[str]
+    #: The question the human reads. Non-empty.
+    question: Required[str]
+    #: Long-form material under review (for example a plan, in Markdown).
+    #: Required, and non-empty, when ``intent`` is present.
+    detail: NotRequired[str]
+    #: A short tag such as "Confirm" or "Choose Mode".
+    header: NotRequired[str]
+    #: The choices. Absent or empty means the question takes custom text only.
+    options: NotRequired[Sequence[AskUserQuestionOption]]
+    #: Whether several labels may be selected. Absent means ``False``.
+    multiSelect: NotRequired[bool]
+    #: What the question is for, so a UI can specialise its presentation.
+    intent: NotRequired[AskUserQuestionIntent]
+
+
+class AskUserQuestionRequest(TypedDict):
+    """What ``ask()`` receives, and what the provider receives unchanged."""
+
+    #: The batch, in the order the human sees it. At least one question.
+    questions: Required[Sequence[AskUserQuestionItem]]
+    #: Which agent is asking, for display.
+    agent: NotRequired[str]
+    #: Aborts the ask; see :class:`~dsh_user_interaction.AbortSignal`.
+    signal: NotRequired[AbortSignal]
+
+
+class AskUserQuestionAnswerItem(TypedDict):
+    """The human's answer to one question.
+
+    ``{id, selected: []}`` with no ``custom`` is a skipped question.
+    """
+
+    #: The question's id.
+    id: Required[str]
+    #: Picked option labels, exactly as offered, without duplicates.
+    #: Single-select: at most one, and none when ``custom`` is present.
+    selected: Required[list[str]]
+    #: Free text; at least one non-whitespace character when present.
+    custom: NotRequired[str]
+
+
+class AskUserQuestionAnswer(TypedDict):
+    """The human's answers: one item per question, in question order."""
+
+    #: One item per question, in question order, with the same ids.
+    answers: Required[list[AskUserQuestionAnswerItem]]
+
+
+class UserInteractionProvider(Protocol):
+    """A UI that shows questions to a human and returns the answer.
+
+    Exactly one provider is registered with a service at a time.
+    """
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """Show *request* to the human and return their answer.
+
+        Obligations (see the spec's ``PRV-*`` and ``ANS-*`` requirements):
+
+        * Return an answer that keeps the answer rules: one item per question,
+          in order, with the same ids; only offered labels; and so on.
+        * Never mutate *request*.
+        * When ``request["signal"]`` aborts, stop showing the questions and
+          raise ``UserInteractionError`` with ``ASK_ABORTED``.
+        * When the human dismisses the whole batch, raise
+          ``UserInteractionError`` with ``ASK_CANCELLED``.
+        * When cancelled, clean up and let ``CancelledError`` propagate.
+        """
+        ...

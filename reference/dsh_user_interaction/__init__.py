@@ -70,4 +70,3 @@ __all__ = [
     "check_request",
     "is_blank",
 ]
-

@@ -23,6 +23,7 @@ import itertools
 import sys
 import weakref
 from collections.abc import Callable, Iterable
+from types import TracebackType
 from typing import Final, final
 
 __all__ = ["AbortController", "AbortError", "AbortSignal"]
@@ -125,7 +126,7 @@ class AbortSignal:
                 listener(self)
             except Exception as error:  # noqa: BLE001 - reported, and the others still run
                 sys.unraisablehook(_Unraisable(error, listener))
-            except BaseException as error:
+            except BaseException as error:  # noqa: BLE001 - re-raised below
                 # Note: cancellation and interrupts are re-raised, never swallowed,
                 # but only after every listener has had its turn.
                 if pending is None:
@@ -141,7 +142,7 @@ class AbortSignal:
         'late'
         """
         signal = AbortSignal()
-        signal._abort(reason)  # noqa: SLF001 - the signal's own module
+        signal._abort(reason)
         return signal
 
     @staticmethod
@@ -182,7 +183,7 @@ class AbortSignal:
         combined = AbortSignal()
         for source in sources:
             if source.aborted:
-                combined._abort(source.reason)  # noqa: SLF001
+                combined._abort(source.reason)
                 return combined
         ref = weakref.ref(combined)
         removers: list[Callable[[], None]] = []
@@ -251,8 +252,8 @@ class _Unraisable:
     __slots__ = ("err_msg", "exc_traceback", "exc_type", "exc_value", "object")
 
     def __init__(self, error: Exception, listener: AbortListener) -> None:
-        self.exc_type = type(error)
-        self.exc_value = error
-        self.exc_traceback = error.__traceback__
-        self.err_msg = "Exception ignored in abort signal listener"
-        self.object = listener
+        self.exc_type: type[BaseException] = type(error)
+        self.exc_value: BaseException | None = error
+        self.exc_traceback: TracebackType | None = error.__traceback__
+        self.err_msg: str | None = "Exception ignored in abort signal listener"
+        self.object: object = listener

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from typing_extensions import TypeIs
+
 from ._abort import AbortSignal
 from ._errors import ErrorCode, UserInteractionError
 from ._types import AskUserQuestionItem, AskUserQuestionRequest
@@ -58,8 +60,8 @@ def is_blank(text: str) -> bool:
 class Violation:
     """One broken answer rule, with the requirement it breaks.
 
-    >>> Violation("ANS-SEL-3", "MUST", "q1", 'label "X" is not an option')
-    Violation(requirement='ANS-SEL-3', level='MUST', question='q1', message='label "X" is not an option')
+    >>> Violation("ANS-SEL-3", "MUST", "q1", 'label "X" is not an option').describe()
+    'ANS-SEL-3 (MUST): question "q1": label "X" is not an option'
     """
 
     #: The requirement ID in ``spec/user-interaction.md``.
@@ -80,6 +82,14 @@ class Violation:
 def _quote(value: str) -> str:
     # JSON quoting keeps control characters, bidi overrides and the like visible.
     return json.dumps(value)
+
+
+def _is_mapping(value: object) -> TypeIs[Mapping[object, object]]:
+    return isinstance(value, Mapping)
+
+
+def _is_list(value: object) -> TypeIs[list[object] | tuple[object, ...]]:
+    return isinstance(value, list | tuple)
 
 
 def _type_name(value: object) -> str:
@@ -113,7 +123,7 @@ def _check_structure(
     seen_ids: set[str] = set()
     checked: list[tuple[Mapping[object, object], list[str]]] = []
     for index, question in enumerate(questions):
-        if not isinstance(question, Mapping):
+        if not _is_mapping(question):
             msg = f"questions[{index}] must be a mapping, got {_type_name(question)}"
             raise _bad_request(msg)
         question_id: object = question.get("id")
@@ -148,7 +158,7 @@ def _check_structure(
         # REQ-INTENT-1
         if "intent" in question:
             intent = question["intent"]
-            if not isinstance(intent, Mapping):
+            if not _is_mapping(intent):
                 msg = f"{where}: intent must be a mapping, got {_type_name(intent)}"
                 raise _bad_request(msg)
             for key in ("kind", "approve"):
@@ -161,13 +171,13 @@ def _check_structure(
 
 
 def _check_options(where: str, options: object) -> list[str]:
-    if not isinstance(options, list | tuple):
+    if not _is_list(options):
         msg = f"{where}: options must be a list, got {_type_name(options)}"
         raise _bad_request(msg)
     labels: dict[str, None] = {}
     for number, option in enumerate(options):
         field = f"options[{number}]"
-        if not isinstance(option, Mapping):
+        if not _is_mapping(option):
             msg = f"{where}: {field} must be a mapping, got {_type_name(option)}"
             raise _bad_request(msg)
         label: object = option.get("label")
@@ -190,7 +200,7 @@ def _check_intents(checked: list[tuple[Mapping[object, object], list[str]]]) -> 
     """Stage 4: raise ``BAD_INTENT`` for the first intent problem."""
     for question, labels in checked:
         intent = question.get("intent")
-        if not isinstance(intent, Mapping):
+        if not _is_mapping(intent):
             continue
         kind: object = intent.get("kind")
         approve: object = intent.get("approve")
@@ -216,16 +226,17 @@ def check_request(request: object, *, has_provider: bool = True) -> None:
     ``has_provider=False`` to include the last stage, ``NO_PROVIDER``.
 
     >>> check_request({"questions": [{"id": "q", "question": "Ship it?"}]})
-    >>> check_request({"questions": []})
-    Traceback (most recent call last):
-      ...
-    dsh_user_interaction._errors.UserInteractionError: ask_user_question requires at least one question
-    >>> check_request({"questions": [{"id": "q", "question": "Ship?", "multiSelect": "no"}]})
-    Traceback (most recent call last):
-      ...
-    dsh_user_interaction._errors.UserInteractionError: question "q" (questions[0]): multiSelect must be a bool, got str
+    >>> def code_and_message(request):
+    ...     try:
+    ...         check_request(request)
+    ...     except UserInteractionError as error:
+    ...         return f"{error.code}: {error}"
+    >>> code_and_message({"questions": []})
+    'EMPTY_QUESTIONS: ask_user_question requires at least one question'
+    >>> code_and_message({"questions": [{"id": "q", "question": "Ship?", "multiSelect": "no"}]})
+    'BAD_REQUEST: question "q" (questions[0]): multiSelect must be a bool, got str'
     """
-    if not isinstance(request, Mapping):
+    if not _is_mapping(request):
         msg = f"request must be a mapping, got {_type_name(request)}"
         raise _bad_request(msg)
     # SVC-ORDER-1
@@ -234,10 +245,10 @@ def check_request(request: object, *, has_provider: bool = True) -> None:
         raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
     # SVC-ORDER-2
     questions: object = request.get("questions")
-    if isinstance(questions, list | tuple) and not questions:
+    if _is_list(questions) and not questions:
         raise UserInteractionError.of(ErrorCode.EMPTY_QUESTIONS)
-    # SVC-ORDER-3 (REQ-QUESTIONS-1)
-    if not isinstance(questions, list | tuple):
+    # SVC-ORDER-3, starting with REQ-QUESTIONS-1
+    if not _is_list(questions):
         got = "nothing" if "questions" not in request else _type_name(questions)
         msg = f"request.questions must be a non-empty list, got {got}"
         raise _bad_request(msg)
@@ -271,14 +282,14 @@ def answer_violations(request: AskUserQuestionRequest, answer: object) -> list[V
         found.append(Violation(requirement, LEVELS[requirement], question, message))
 
     # ANS-SHAPE-1
-    if not isinstance(answer, Mapping):
+    if not _is_mapping(answer):
         add("ANS-SHAPE-1", None, f"answer must be a mapping, got {_type_name(answer)}")
         return found
     extra = sorted(repr(key) for key in answer if key not in _ANSWER_KEYS)
     if extra:
         add("ANS-KEYS-1", None, f"answer has keys besides answers: {', '.join(extra)}")
     items: object = answer.get("answers")
-    if not isinstance(items, list | tuple):
+    if not _is_list(items):
         got = "nothing" if "answers" not in answer else _type_name(items)
         add("ANS-SHAPE-1", None, f"answer.answers must be a list, got {got}")
         return found
@@ -304,7 +315,7 @@ def _item_violations(
 ) -> None:
     question_id = question["id"]
     field = f"answers[{index}]"
-    if not isinstance(item, Mapping):
+    if not _is_mapping(item):
         add("ANS-SHAPE-1", question_id, f"{field} must be a mapping, got {_type_name(item)}")
         return
     extra = sorted(repr(key) for key in item if key not in _ITEM_KEYS)
@@ -322,7 +333,7 @@ def _item_violations(
     # ANS-SEL-1
     selected: object = item.get("selected")
     labels: list[str] = []
-    if not isinstance(selected, list | tuple):
+    if not _is_list(selected):
         got = "nothing" if "selected" not in item else _type_name(selected)
         add("ANS-SEL-1", question_id, f"{field}.selected must be a list of labels, got {got}")
     else:
@@ -351,7 +362,11 @@ def _item_violations(
     if has_custom:
         custom: object = item["custom"]
         if not isinstance(custom, str):
-            add("ANS-CUSTOM-1", question_id, f"{field}.custom must be a string, got {_type_name(custom)}")
+            add(
+                "ANS-CUSTOM-1",
+                question_id,
+                f"{field}.custom must be a string, got {_type_name(custom)}",
+            )
         elif is_blank(custom):
             add(
                 "ANS-CUSTOM-1",
@@ -407,4 +422,3 @@ def bad_answer(answer: object, violations: Sequence[Violation]) -> UserInteracti
 def must_violations(request: AskUserQuestionRequest, answer: object) -> list[Violation]:
     """The ``MUST`` violations only: the ones that make an answer unusable."""
     return [v for v in answer_violations(request, answer) if v.level == "MUST"]
-

@@ -87,12 +87,16 @@ class HarnessError(Exception):
     """
 
     message: str
-    code: str
 
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
         self.message = message
-        self.code = code
+        self._code = code
+
+    @property
+    def code(self) -> str:
+        """The error's code, the contract callers branch on."""
+        return self._code
 
     @override
     def __str__(self) -> str:
@@ -124,7 +128,6 @@ class UserInteractionError(HarnessError):
     <ErrorCode.NO_PROVIDER: 'NO_PROVIDER'>
     """
 
-    code: ErrorCode
     #: The raw answer a provider returned, when the error rejects or outlives it.
     answer: object | None
     #: The answer-rule violations behind a ``BAD_ANSWER``; empty otherwise.
@@ -139,9 +142,15 @@ class UserInteractionError(HarnessError):
         violations: Sequence[Violation] = (),
     ) -> None:
         super().__init__(message, ErrorCode(code))
-        self.code = ErrorCode(code)
+        self._error_code = ErrorCode(code)
         self.answer = answer
         self.violations = tuple(violations)
+
+    @property
+    @override
+    def code(self) -> ErrorCode:
+        """The :class:`ErrorCode`; branch on this, never on the message."""
+        return self._error_code
 
     @classmethod
     def of(cls, code: ErrorCode, *, answer: object | None = None) -> UserInteractionError:

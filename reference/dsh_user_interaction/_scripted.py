@@ -39,7 +39,9 @@ class PendingAsk:
 
     __slots__ = ("_future", "request")
 
-    def __init__(self, request: AskUserQuestionRequest, future: asyncio.Future[AskUserQuestionAnswer]) -> None:
+    def __init__(
+        self, request: AskUserQuestionRequest, future: asyncio.Future[AskUserQuestionAnswer]
+    ) -> None:
         #: The very request the service passed, unchanged.
         self.request = request
         self._future = future

@@ -32,6 +32,7 @@ signal listener is removed and its pending record is gone.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from types import TracebackType
 from typing import final
 
@@ -51,11 +52,15 @@ class Registration:
     unregisters a provider registered after it.
     """
 
-    __slots__ = ("_active", "_provider", "_service")
+    __slots__ = ("_active", "_on_dispose", "_provider")
 
-    def __init__(self, service: UserInteractionService, provider: UserInteractionProvider) -> None:
-        self._service = service
+    def __init__(
+        self,
+        provider: UserInteractionProvider,
+        on_dispose: Callable[[Registration], None],
+    ) -> None:
         self._provider = provider
+        self._on_dispose = on_dispose
         self._active = True
 
     @property
@@ -70,7 +75,9 @@ class Registration:
 
     def dispose(self) -> None:
         """Unregister the provider; its pending asks raise ``PROVIDER_DISPOSED``."""
-        self._service._unregister(self)  # noqa: SLF001 - the service's own handle
+        if self._active:
+            self._active = False
+            self._on_dispose(self)
 
     def __call__(self) -> None:
         """Same as :meth:`dispose`, like the original's disposer function."""
@@ -176,14 +183,11 @@ class UserInteractionService:
         """
         if self._registration is not None:
             raise UserInteractionError.of(ErrorCode.DUPLICATE_PROVIDER)
-        registration = Registration(self, provider)
+        registration = Registration(provider, self._unregister)
         self._registration = registration
         return registration
 
     def _unregister(self, registration: Registration) -> None:
-        if not registration._active:  # noqa: SLF001 - our own handle
-            return
-        registration._active = False  # noqa: SLF001
         if self._registration is registration:
             self._registration = None
         for call in [call for call in self._calls if call.registration is registration]:

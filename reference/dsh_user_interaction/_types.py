@@ -6,13 +6,12 @@ on every key, so the JSON Schemas in ``spec/schema`` and Hypothesis's
 ``from_type`` agree with these types (a test keeps them in step).
 """
 
-from __future__ import annotations
-
+# Note: no ``from __future__ import annotations`` here. TypedDict reads
+# Required and NotRequired when the class is created, so they must be real.
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, NotRequired, Protocol, Required, TypeAlias, TypedDict
+from typing import Literal, NotRequired, Protocol, Required, TypeAlias, TypedDict
 
-if TYPE_CHECKING:
-    from ._abort import AbortSignal
+from ._abort import AbortSignal
 
 __all__ = [
     "AskUserQuestionAnswer",
@@ -109,7 +108,7 @@ class UserInteractionProvider(Protocol):
     Exactly one provider is registered with a service at a time.
     """
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def ask(self, request: "AskUserQuestionRequest") -> "AskUserQuestionAnswer":
         """Show *request* to the human and return their answer.
 
         Obligations (see the spec's ``PRV-*`` and ``ANS-*`` requirements):

@@ -34,12 +34,14 @@ class ValidatingProvider:
 
     >>> import asyncio
     >>> from dsh_user_interaction import ScriptedProvider, answer_of, answer_selected
+    >>> from dsh_user_interaction import UserInteractionError
     >>> sloppy = ScriptedProvider(respond=lambda request: answer_of(answer_selected("go", "yes")))
     >>> request = {"questions": [{"id": "go", "question": "Go?", "options": [{"label": "Yes"}]}]}
-    >>> asyncio.run(ValidatingProvider(sloppy).ask(request))
-    Traceback (most recent call last):
-      ...
-    dsh_user_interaction._errors.UserInteractionError: the provider's answer breaks ANS-SEL-3 (MUST): question "go": answers[0].selected label "yes" is not one of the question's options
+    >>> try:
+    ...     asyncio.run(ValidatingProvider(sloppy).ask(request))
+    ... except UserInteractionError as error:
+    ...     print(error.code, error.violations[0].requirement, error.answer)
+    BAD_ANSWER ANS-SEL-3 {'answers': [{'id': 'go', 'selected': ['yes']}]}
     """
 
     __slots__ = ("_provider",)

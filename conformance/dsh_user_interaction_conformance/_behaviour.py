@@ -1,0 +1,95 @@
+"""What the simulated human does, and the answer the spec requires for it.
+
+A behaviour is either a per-question list of :data:`Action` values, or one of
+the batch-level outcomes :class:`Dismiss` and :class:`Nothing`.
+:func:`expected_answer` is the oracle: it maps actions to the one answer the
+spec requires (``PRV-ANSWER-1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionRequest,
+)
+
+__all__ = [
+    "Action",
+    "Behaviour",
+    "Dismiss",
+    "Nothing",
+    "Pick",
+    "Skip",
+    "Type",
+    "expected_answer",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """Pick these option labels, in this order (one label on a single-select)."""
+
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Type:
+    """Type custom *text*; on a multi-select, also pick *labels* ("pick and type")."""
+
+    text: str
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """Skip the question: nothing picked, nothing typed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dismiss:
+    """Dismiss the whole batch, as closing the dialog does."""
+
+
+@dataclass(frozen=True, slots=True)
+class Nothing:
+    """Do nothing: leave the questions on screen."""
+
+
+#: What the human does with one question.
+Action: TypeAlias = Pick | Type | Skip
+#: What the human does with a whole request.
+Behaviour: TypeAlias = tuple[Action, ...] | Dismiss | Nothing
+
+
+def expected_answer(
+    request: AskUserQuestionRequest, actions: Sequence[Action]
+) -> AskUserQuestionAnswer:
+    """The answer the spec requires when the human performs *actions*.
+
+    Multi-select labels come in option order (``ANS-MULTI-2``), whatever
+    order the human picked them in.
+
+    >>> request = {"questions": [{"id": "q", "question": "Which?", "multiSelect": True,
+    ...            "options": [{"label": "a"}, {"label": "b"}]}]}
+    >>> expected_answer(request, [Type("and c", ("b", "a"))])
+    {'answers': [{'id': 'q', 'selected': ['a', 'b'], 'custom': 'and c'}]}
+    """
+    items: list[AskUserQuestionAnswerItem] = []
+    for question, action in zip(request["questions"], actions, strict=True):
+        order = {option["label"]: rank for rank, option in enumerate(question.get("options", ()))}
+        labels: tuple[str, ...]
+        match action:
+            case Pick(labels=labels) | Type(labels=labels):
+                selected = sorted(labels, key=lambda label: order[label])
+            case Skip():
+                selected = []
+        item: AskUserQuestionAnswerItem = {"id": question["id"], "selected": selected}
+        if isinstance(action, Type):
+            item["custom"] = action.text
+        items.append(item)
+    return {"answers": items}

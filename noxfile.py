@@ -1,0 +1,69 @@
+"""Every check of the project, as nox sessions.
+
+``nox`` runs the default sessions, which are what CI runs. ``nox -s bench`` and
+``nox -s fuzz`` are longer runs, kept out of the default set.
+"""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+nox.options.default_venv_backend = "uv|venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
+
+PYTHONS = ["3.11", "3.12", "3.13"]
+
+
+def _install(session: nox.Session, extras: str = "dev") -> None:
+    session.install("-e", f".[{extras}]")
+
+
+@nox.session(python=PYTHONS)
+def tests(session: nox.Session) -> None:
+    """Run the test suite, doctests included."""
+    _install(session)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python="3.11")
+def conformance(session: nox.Session) -> None:
+    """Install the package as a user would and run the suite on the reference."""
+    session.install(".[conformance]")
+    session.run("python", "-m", "dsh_user_interaction_conformance", *session.posargs)
+
+
+@nox.session(python="3.11")
+def typecheck(session: nox.Session) -> None:
+    """Mypy --strict and pyright strict, including the assert_type checks."""
+    _install(session)
+    session.run("mypy")
+    session.run("pyright")
+
+
+@nox.session(python="3.11")
+def lint(session: nox.Session) -> None:
+    """Ruff lint and format check."""
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python="3.11")
+def docs(session: nox.Session) -> None:
+    """Build the HTML docs with warnings and broken references as errors."""
+    _install(session)
+    session.run(
+        "sphinx-build", "-W", "-n", "--keep-going", "-b", "html", "docs", "docs/_build/html"
+    )
+
+
+@nox.session(python="3.11", default=False)
+def bench(session: nox.Session) -> None:
+    """Benchmarks; not part of CI. Results go to bench/results/."""
+    _install(session)
+    session.install("pydantic", "matplotlib", "pyinstrument")
+    session.run("python", "-m", "bench", *session.posargs, env={"PYTHONPATH": os.getcwd()})

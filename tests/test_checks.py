@@ -1,0 +1,281 @@
+"""The request checks (REQ-*, INT-*, SVC-ORDER-*) and the answer rules (ANS-*)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dsh_user_interaction import (
+    AbortSignal,
+    AskUserQuestionRequest,
+    ErrorCode,
+    UserInteractionError,
+    answer_violations,
+    check_request,
+    is_blank,
+)
+from dsh_user_interaction_conformance.strategies import (
+    InvalidAnswer,
+    InvalidRequest,
+    invalid_answers,
+    invalid_requests,
+    requests,
+    valid_answers,
+)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+# Values shaped like requests, with junk in every position.
+near_requests = st.fixed_dictionaries(
+    {
+        "questions": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "id": json_values | st.text(max_size=3),
+                    "question": json_values | st.text(max_size=3),
+                    "header": json_values,
+                    "detail": json_values,
+                    "options": st.lists(
+                        st.fixed_dictionaries(
+                            {},
+                            optional={
+                                "label": json_values | st.text(max_size=2),
+                                "description": json_values,
+                            },
+                        )
+                        | json_values,
+                        max_size=3,
+                    )
+                    | json_values,
+                    "multiSelect": json_values,
+                    "intent": st.fixed_dictionaries(
+                        {}, optional={"kind": json_values, "approve": json_values}
+                    )
+                    | json_values,
+                },
+            )
+            | json_values,
+            max_size=3,
+        )
+        | json_values
+    },
+    optional={"agent": json_values, "signal": st.none() | st.builds(AbortSignal.abort)},
+)
+
+
+def _raised(request: object, *, has_provider: bool = True) -> UserInteractionError | None:
+    try:
+        check_request(request, has_provider=has_provider)
+    except UserInteractionError as error:
+        return error
+    return None
+
+
+@given(requests())
+def test_well_formed_requests_pass(request: AskUserQuestionRequest) -> None:
+    """Every drawn well-formed request passes, and with no provider fails only NO_PROVIDER."""
+    assert _raised(request) is None
+    error = _raised(request, has_provider=False)
+    assert error is not None
+    assert error.code is ErrorCode.NO_PROVIDER
+    assert str(error) == "no user-interaction provider is registered"
+
+
+@given(invalid_requests())
+def test_each_defect_raises_its_code(case: InvalidRequest) -> None:
+    """A request with one defect raises that defect's code; BAD_REQUEST names the field."""
+    error = _raised(case.request, has_provider=False)
+    assert error is not None, case
+    assert error.code is case.code, (case, error)
+    if case.code is ErrorCode.BAD_REQUEST:
+        assert case.field is not None
+        assert case.field in str(error)
+
+
+@given(near_requests)
+def test_junk_never_crashes_the_checks(request: object) -> None:
+    """Whatever the request holds, the checks raise a UserInteractionError or nothing."""
+    error = _raised(request)
+    assert error is None or isinstance(error, UserInteractionError)
+
+
+@given(json_values)
+def test_junk_requests_are_bad_requests(request: object) -> None:
+    """A request that is not a mapping is a BAD_REQUEST naming ``request``."""
+    if isinstance(request, dict):
+        return
+    error = _raised(request)
+    assert error is not None
+    assert error.code is ErrorCode.BAD_REQUEST
+    assert "request must be a mapping" in str(error)
+
+
+def _question(**extra: Any) -> dict[str, Any]:
+    return {"id": "q", "question": "Go?", **extra}
+
+
+def test_bad_intent_messages_are_exact() -> None:
+    """SVC-ORDER-4: the original's messages, with the approve label JSON-quoted."""
+    approve = _question(
+        options=[{"label": "Yes"}],
+        detail="plan",
+        intent={"kind": "plan-review", "approve": 'Ap"prove'},
+    )
+    error = _raised({"questions": [approve]})
+    assert error is not None
+    assert str(error) == (
+        "question q declares intent plan-review whose approve label "
+        '"Ap\\"prove" names none of its options'
+    )
+    no_detail = _question(
+        options=[{"label": "Yes"}], intent={"kind": "custom-kind", "approve": "Yes"}
+    )
+    error = _raised({"questions": [no_detail]})
+    assert error is not None
+    assert error.code is ErrorCode.BAD_INTENT
+    assert str(error) == "question q declares intent custom-kind without the detail it reviews"
+
+
+def test_approve_check_comes_before_detail_check() -> None:
+    """Within one question, INT-APPROVE-1 is reported before INT-DETAIL-1."""
+    both = _question(intent={"kind": "plan-review", "approve": "Approve"})
+    error = _raised({"questions": [both]})
+    assert error is not None
+    assert "names none of its options" in str(error)
+
+
+@given(st.data())
+def test_stages_run_in_order(data: st.DataObject) -> None:
+    """SVC-ORDER-1..5: with defects at several stages, the earliest stage wins, anywhere."""
+    request = cast("dict[str, Any]", dict(data.draw(requests(min_questions=2))))
+    questions = [dict(q) for q in request["questions"]]
+    for question in questions:
+        question.pop("intent", None)
+    request["questions"] = questions
+    intent_at, structure_at = data.draw(st.permutations(range(len(questions))))[:2]
+    questions[intent_at]["intent"] = {"kind": "plan-review", "approve": "\x00never a label"}
+    questions[intent_at]["detail"] = "plan"
+    stages = data.draw(st.sets(st.sampled_from(["abort", "structure"])))
+    if "structure" in stages:
+        questions[structure_at]["multiSelect"] = "yes"
+    if "abort" in stages:
+        request["signal"] = AbortSignal.abort()
+    error = _raised(request, has_provider=False)
+    assert error is not None
+    expected = (
+        ErrorCode.ASK_ABORTED if "abort" in stages
+        else ErrorCode.BAD_REQUEST if "structure" in stages
+        else ErrorCode.BAD_INTENT
+    )  # fmt: skip
+    assert error.code is expected
+
+
+def test_empty_questions_beats_structure_but_not_abort() -> None:
+    """SVC-ORDER-1 before SVC-ORDER-2 before SVC-ORDER-3."""
+    empty = _raised({"questions": [], "agent": 3})
+    assert empty is not None
+    assert empty.code is ErrorCode.EMPTY_QUESTIONS
+    aborted = _raised({"questions": [], "signal": AbortSignal.abort()})
+    assert aborted is not None
+    assert aborted.code is ErrorCode.ASK_ABORTED
+
+
+def test_bad_request_names_question_by_id_and_index() -> None:
+    """SVC-ORDER-3: the message names the question and the field, hostile ids quoted."""
+    request = {"questions": [_question(), {"id": "\u202eevil", "question": "x", "header": 3}]}
+    error = _raised(request)
+    assert error is not None
+    assert str(error) == 'question "\\u202eevil" (questions[1]): header must be a string, got int'
+
+
+def test_unknown_keys_pass_through() -> None:
+    """REQ-EXTRA-1: keys the spec does not name are allowed everywhere."""
+    request = {
+        "questions": [_question(options=[{"label": "a", "icon": "x"}], priority=1)],
+        "trace": "abc",
+    }
+    assert _raised(request) is None
+
+
+@given(st.data())
+def test_valid_answers_have_no_violations(data: st.DataObject) -> None:
+    """Answers built from any human behaviour keep every rule."""
+    request = data.draw(requests())
+    answer = data.draw(valid_answers(request))
+    assert answer_violations(request, answer) == []
+
+
+@given(st.data())
+def test_invalid_answers_are_caught_with_their_requirement(data: st.DataObject) -> None:
+    """Each broken rule is reported under its own requirement ID, naming the question."""
+    request = data.draw(requests())
+    case: InvalidAnswer = data.draw(invalid_answers(request))
+    found = answer_violations(request, case.answer)
+    assert case.requirement in {violation.requirement for violation in found}, (case, found)
+    assert all(
+        violation.level == "MUST"
+        for violation in found
+        if violation.requirement == case.requirement
+    )
+
+
+@given(st.data(), json_values)
+def test_junk_answers_never_crash(data: st.DataObject, answer: object) -> None:
+    """answer_violations accepts anything and reports, never raises."""
+    request = data.draw(requests())
+    found = answer_violations(request, answer)
+    if not isinstance(answer, dict):
+        assert [violation.requirement for violation in found] == ["ANS-SHAPE-1"]
+
+
+def test_multi_select_order_is_a_should() -> None:
+    """ANS-MULTI-2: labels out of option order are a SHOULD violation only."""
+    request: AskUserQuestionRequest = {
+        "questions": [
+            {
+                "id": "m",
+                "question": "Which?",
+                "multiSelect": True,
+                "options": [{"label": "a"}, {"label": "b"}],
+            }
+        ]
+    }
+    found = answer_violations(request, {"answers": [{"id": "m", "selected": ["b", "a"]}]})
+    assert [(v.requirement, v.level) for v in found] == [("ANS-MULTI-2", "SHOULD")]
+    assert (
+        found[0].describe()
+        == 'ANS-MULTI-2 (SHOULD): question "m": answers[0].selected labels are not in option order'
+    )
+
+
+@given(st.text())
+def test_blank_matches_javascript_trim(text: str) -> None:
+    """ANS-CUSTOM-1: blankness is JavaScript's trim, not str.isspace."""
+    js_whitespace = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
+        chr(c) for c in range(0x2000, 0x200B)
+    )
+    assert is_blank(text) == (text.strip(js_whitespace) == "")
+
+
+def test_blank_differs_from_isspace_where_javascript_does() -> None:
+    """``\\x1c`` is Python whitespace but not JavaScript's; ``\\ufeff`` the reverse."""
+    assert not is_blank("\x1c")
+    assert is_blank("\ufeff")
+
+
+def test_violation_messages_quote_hostile_labels() -> None:
+    """Labels in messages are JSON-quoted, so escapes and overrides stay visible."""
+    request: AskUserQuestionRequest = {
+        "questions": [{"id": "q", "question": "?", "options": [{"label": "a"}]}]
+    }
+    (violation,) = answer_violations(request, {"answers": [{"id": "q", "selected": ["\x1b[31m"]}]})
+    assert json.dumps("\x1b[31m") in violation.message

@@ -1,0 +1,45 @@
+"""Static type checks: type-checked by mypy and pyright, never run."""
+
+from __future__ import annotations
+
+from typing import assert_type
+
+from dsh_user_interaction import (
+    AbortController,
+    AbortSignal,
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionRequest,
+    ErrorCode,
+    PendingAsk,
+    Registration,
+    ScriptedProvider,
+    UserInteractionError,
+    UserInteractionProvider,
+    UserInteractionService,
+    ValidatingProvider,
+    Violation,
+    answer_selected,
+    answer_violations,
+)
+
+
+async def typed_usage() -> None:
+    service = UserInteractionService()
+    provider: UserInteractionProvider = ScriptedProvider()
+    assert_type(service.register_provider(provider), Registration)
+    request: AskUserQuestionRequest = {"questions": [{"id": "q", "question": "Go?"}]}
+    assert_type(await service.ask(request), AskUserQuestionAnswer)
+    assert_type(ValidatingProvider(provider), ValidatingProvider)
+    assert_type(answer_selected("q", "Yes"), AskUserQuestionAnswerItem)
+    assert_type(answer_violations(request, {}), list[Violation])
+    assert_type(UserInteractionError.of(ErrorCode.NO_PROVIDER).code, ErrorCode)
+    assert_type(AbortController().signal, AbortSignal)
+    assert_type(AbortSignal.any([AbortSignal.abort()]), AbortSignal)
+    assert_type(await ScriptedProvider().next_ask(), PendingAsk)
+
+
+def rejected_usage() -> None:
+    # A request needs questions; a provider must be async.
+    bad: AskUserQuestionRequest = {"agent": "x"}  # type: ignore[typeddict-item]
+    del bad

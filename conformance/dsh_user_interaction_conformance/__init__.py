@@ -1,3 +1,56 @@
-"""The conformance suite for user-interaction providers and services."""
+"""The conformance suite for user-interaction providers and services.
 
-__all__: list[str] = []
+Run it with ``python -m dsh_user_interaction_conformance``, from your own
+tests with :func:`run_suite`, or through the pytest plugin. The strategies in
+:mod:`dsh_user_interaction_conformance.strategies` are public too.
+"""
+
+from ._behaviour import Action as Action
+from ._behaviour import Behaviour as Behaviour
+from ._behaviour import Dismiss as Dismiss
+from ._behaviour import Nothing as Nothing
+from ._behaviour import Pick as Pick
+from ._behaviour import Skip as Skip
+from ._behaviour import Type as Type
+from ._behaviour import expected_answer as expected_answer
+from ._capabilities import Capabilities as Capabilities
+from ._engine import CHECKS as CHECKS
+from ._engine import Check as Check
+from ._registry import Requirement as Requirement
+from ._registry import requirements as requirements
+from ._runner import Report as Report
+from ._runner import RequirementResult as RequirementResult
+from ._runner import run_suite as run_suite
+from ._subject import Driver as Driver
+from ._subject import ScriptedDriver as ScriptedDriver
+from ._subject import ServiceFactory as ServiceFactory
+from ._subject import Subject as Subject
+from ._subject import SubjectFactory as SubjectFactory
+from ._subject import reference_service as reference_service
+from ._subject import reference_subject as reference_subject
+
+__all__ = [
+    "CHECKS",
+    "Action",
+    "Behaviour",
+    "Capabilities",
+    "Check",
+    "Dismiss",
+    "Driver",
+    "Nothing",
+    "Pick",
+    "Report",
+    "Requirement",
+    "RequirementResult",
+    "ScriptedDriver",
+    "ServiceFactory",
+    "Skip",
+    "Subject",
+    "SubjectFactory",
+    "Type",
+    "expected_answer",
+    "reference_service",
+    "reference_subject",
+    "requirements",
+    "run_suite",
+]

@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 
 import nox
 
@@ -16,6 +18,27 @@ nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
 
 PYTHONS = ["3.11", "3.12", "3.13"]
+
+# Never download an interpreter; use the ones installed on the machine.
+os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
+
+
+def _expose_pyenv_versions() -> None:
+    """Let pyenv's shims answer for every matrix Python, not only the global one."""
+    pyenv = shutil.which("pyenv")
+    if pyenv is None or "PYENV_VERSION" in os.environ:
+        return
+    listed = subprocess.run(  # noqa: S603 - a fixed command
+        [pyenv, "versions", "--bare"], capture_output=True, text=True, check=False
+    ).stdout.split()
+    wanted = [v for v in listed if any(v.startswith(f"{minor}.") for minor in PYTHONS)]
+    if wanted:
+        os.environ["PYENV_VERSION"] = ":".join(
+            sorted(wanted, key=lambda v: [int(p) for p in v.split(".") if p.isdigit()])
+        )
+
+
+_expose_pyenv_versions()
 
 
 def _install(session: nox.Session, extras: str = "dev") -> None:

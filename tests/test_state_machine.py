@@ -173,5 +173,4 @@ class ServiceMachine(RuleBasedStateMachine):
         self.loop.close()
 
 
-# Hypothesis leaves TestCase untyped.
-TestServiceMachine = ServiceMachine.TestCase  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+TestServiceMachine = ServiceMachine.TestCase

@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from ._engine import CHECKS, PROFILES
 from ._runner import Report, run_suite
@@ -34,15 +34,29 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Check a user-interaction provider or service against the spec.")
-    parser.add_argument("--provider", metavar="MODULE:ATTR", help="zero-argument factory returning a Subject")
-    parser.add_argument("--service", metavar="MODULE:ATTR", help="zero-argument factory returning a service")
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="default", help="how many examples")
+    parser = _Parser(
+        prog=PROG, description="Check a user-interaction provider or service against the spec."
+    )
+    parser.add_argument(
+        "--provider", metavar="MODULE:ATTR", help="zero-argument factory returning a Subject"
+    )
+    parser.add_argument(
+        "--service", metavar="MODULE:ATTR", help="zero-argument factory returning a service"
+    )
+    parser.add_argument(
+        "--profile", choices=sorted(PROFILES), default="default", help="how many examples"
+    )
     parser.add_argument("--seed", type=int, help="the seed; a failure prints the one to reuse")
-    parser.add_argument("--bound", type=float, default=1.0, help="seconds a subject may take to settle")
-    parser.add_argument("--only", action="append", default=[], metavar="CHECK", help="run only this check")
+    parser.add_argument(
+        "--bound", type=float, default=1.0, help="seconds a subject may take to settle"
+    )
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="CHECK", help="run only this check"
+    )
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
-    parser.add_argument("--baseline", type=Path, metavar="FILE", help="JSON file of expected failures")
+    parser.add_argument(
+        "--baseline", type=Path, metavar="FILE", help="JSON file of expected failures"
+    )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     return parser
 
@@ -71,13 +85,17 @@ def _baseline(path: Path) -> dict[str, str]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise _UsageError(f"--baseline: cannot read {str(path)!r}: {error}") from None
-    failures = data.get("expected-failures") if isinstance(data, dict) else None
-    if not isinstance(failures, dict) or not all(
-        isinstance(k, str) and isinstance(v, str)
-        for k, v in failures.items()  # pyright: ignore[reportUnknownVariableType]
-    ):
-        raise _UsageError('--baseline: expected {"expected-failures": {"REQ-ID": "reason", ...}}')
-    result: dict[str, str] = failures  # pyright: ignore[reportUnknownVariableType]
+    shape = '--baseline: expected {"expected-failures": {"REQ-ID": "reason", ...}}'
+    if not isinstance(data, dict):
+        raise _UsageError(shape)
+    failures: object = cast("dict[str, object]", data).get("expected-failures")
+    if not isinstance(failures, dict):
+        raise _UsageError(shape)
+    result: dict[str, str] = {}
+    for key, value in cast("dict[object, object]", failures).items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise _UsageError(shape)
+        result[key] = value
     return result
 
 
@@ -105,7 +123,9 @@ def _print(report: Report, argv: Sequence[str], elapsed: float) -> None:
     for result in report.results:
         if result.status not in {"failed", "warning"}:
             continue
-        out.write(f"\n=== {result.status.upper()}: {result.requirement.id} ({result.requirement.level})\n")
+        out.write(
+            f"\n=== {result.status.upper()}: {result.requirement.id} ({result.requirement.level})\n"
+        )
         out.write(f"spec: {result.requirement.sentence}\n")
         out.write(f"what: {result.message}\n")
         if result.example:

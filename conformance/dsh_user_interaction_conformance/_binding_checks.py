@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 import sys
-from typing import Any
+from collections.abc import Callable
 
 from hypothesis import strategies as st
 
@@ -24,7 +24,7 @@ def binding_abort_signal(context: Context) -> None:
         controller = AbortController()
         calls: list[int] = []
 
-        def listener(number: int, raises: bool) -> Any:
+        def listener(number: int, raises: bool) -> Callable[[AbortSignal], None]:
             def call(_signal: AbortSignal) -> None:
                 calls.append(number)
                 if raises:
@@ -32,14 +32,20 @@ def binding_abort_signal(context: Context) -> None:
 
             return call
 
-        removers = [controller.signal.add_listener(listener(i, kind == "raise")) for i, kind in enumerate(plan)]
+        removers = [
+            controller.signal.add_listener(listener(i, kind == "raise"))
+            for i, kind in enumerate(plan)
+        ]
         for remover, kind in zip(removers, plan, strict=True):
             if kind == "remove":
                 remover()
         live = sum(kind != "remove" for kind in plan)
         if controller.signal.listener_count != live:
-            raise Failure("ABT-REMOVE-1", f"{controller.signal.listener_count} listeners held, {live} live")
-        hook, reported = sys.unraisablehook, []
+            raise Failure(
+                "ABT-REMOVE-1", f"{controller.signal.listener_count} listeners held, {live} live"
+            )
+        hook = sys.unraisablehook
+        reported: list[object] = []
         sys.unraisablehook = reported.append
         try:
             controller.abort()

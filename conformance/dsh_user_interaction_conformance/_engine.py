@@ -10,10 +10,10 @@ Every wait goes through :meth:`Context.run`, which bounds it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import traceback
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -86,9 +86,11 @@ class Context:
     seed: int
     #: Seconds a subject may take to settle after an abort or an answer.
     bound: float = 1.0
-    warnings: dict[str, str] = field(default_factory=dict)
+    warnings: dict[str, str] = field(default_factory=dict[str, str])
 
-    def given(self, *strategies: st.SearchStrategy[Any]) -> Callable[[Callable[..., None]], Callable[[], None]]:
+    def given(
+        self, *strategies: st.SearchStrategy[Any]
+    ) -> Callable[[Callable[..., None]], Callable[[], None]]:
         """Turn the decorated function into a seeded, bounded Hypothesis test."""
 
         def wrap(function: Callable[..., None]) -> Callable[[], None]:
@@ -97,7 +99,11 @@ class Context:
                 max_examples=self.examples,
                 deadline=None,
                 database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+                suppress_health_check=[
+                    HealthCheck.too_slow,
+                    HealthCheck.data_too_large,
+                    HealthCheck.filter_too_much,
+                ],
             )(test)
             if not os.environ.get("CI"):
                 # Under CI, Hypothesis's own ci profile derandomizes the run instead.
@@ -132,22 +138,22 @@ class Outcome:
     status: Literal["passed", "failed", "skipped"]
     requirement: str | None = None
     message: str = ""
-    example: list[str] = field(default_factory=list)
-    warnings: dict[str, str] = field(default_factory=dict)
+    example: list[str] = field(default_factory=list[str])
+    warnings: dict[str, str] = field(default_factory=dict[str, str])
 
 
-@contextmanager
-def _captured(lines: list[str]) -> Iterator[None]:
-    with with_reporter(lambda value: lines.append(str(value))):
-        yield
+def _captured(lines: list[str]) -> contextlib.AbstractContextManager[None]:
+    reporter: Callable[[object], None] = lambda value: lines.append(str(value))  # noqa: E731
+    return with_reporter(reporter)
 
 
 def _first_failure(error: BaseException) -> Failure | None:
     if isinstance(error, Failure):
         return error
     if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:  # pyright: ignore[reportUnknownVariableType]
-            found = _first_failure(inner)  # pyright: ignore[reportUnknownArgumentType]
+        group: BaseExceptionGroup[BaseException] = error  # pyright: ignore[reportUnknownVariableType]
+        for inner in group.exceptions:
+            found = _first_failure(inner)
             if found is not None:
                 return found
     return None
@@ -170,5 +176,7 @@ def run_check(item: Check, context: Context) -> Outcome:
             detail = "".join(traceback.format_exception_only(error)).strip()
             failure = Failure(item.requirements[0], f"the check raised {detail}")
         example = [line for line in lines if line.strip()]
-        return Outcome(item, "failed", failure.requirement, failure.message, example, dict(context.warnings))
+        return Outcome(
+            item, "failed", failure.requirement, failure.message, example, dict(context.warnings)
+        )
     return Outcome(item, "passed", warnings=dict(context.warnings))

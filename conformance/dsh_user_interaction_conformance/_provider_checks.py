@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import strategies as st
 
@@ -30,17 +31,16 @@ def _snapshot(request: AskUserQuestionRequest) -> object:
     return copy.deepcopy({key: value for key, value in request.items() if key != "signal"})
 
 
-def _code(error: BaseException) -> object:
+def _code(error: object) -> object:
     return getattr(error, "code", None)
 
 
 async def _cancel(task: asyncio.Future[Any]) -> None:
     if not task.done():
         task.cancel()
-    try:
+    # Clean-up only; the outcome was judged already.
+    with contextlib.suppress(BaseException):
         await task
-    except BaseException:  # noqa: BLE001, S110 - clean-up only; the outcome was judged already
-        pass
 
 
 def compare(
@@ -57,21 +57,22 @@ def compare(
             context.warn(violation.requirement, violation.describe())
         else:
             raise Failure(violation.requirement, violation.describe())
-    assert isinstance(answer, dict)
-    got_items: list[dict[str, Any]] = answer["answers"]  # pyright: ignore[reportUnknownVariableType]
-    for question, want, got in zip(request["questions"], expected["answers"], got_items, strict=True):
+    got_items: list[dict[str, Any]] = cast("Any", answer)["answers"]
+    for question, want, got in zip(
+        request["questions"], expected["answers"], got_items, strict=True
+    ):
         where = f"question {question['id']!r}"
         if set(got["selected"]) != set(want["selected"]):
             if "intent" in question:
                 context.warn("PRV-INTENT-1", f"{where}: intent question answered {got!r}")
             raise Failure(
                 requirement,
-                f"{where}: the human picked {want['selected']!r} but the answer says {got['selected']!r}",
+                f"{where}: the human picked {want['selected']!r}; answered {got['selected']!r}",
             )
         if "custom" in want and "custom" in got and want["custom"] != got["custom"]:
             raise Failure(
                 "PRV-TEXT-1",
-                f"{where}: the human typed {want['custom']!r} but the answer says {got['custom']!r}",
+                f"{where}: the human typed {want['custom']!r}, the answer says {got['custom']!r}",
             )
         if ("custom" in want) != ("custom" in got):
             said = "typed text" if "custom" in want else "typed nothing"
@@ -79,7 +80,10 @@ def compare(
 
 
 async def _ask_and_act(
-    context: Context, subject: Subject, request: AskUserQuestionRequest, behaviour: tuple[Action, ...]
+    context: Context,
+    subject: Subject,
+    request: AskUserQuestionRequest,
+    behaviour: tuple[Action, ...],
 ) -> object:
     task = asyncio.ensure_future(subject.provider.ask(request))
     try:
@@ -89,7 +93,8 @@ async def _ask_and_act(
                 return await asyncio.shield(task)
         except TimeoutError:
             raise Failure(
-                "PRV-ANSWER-1", f"the provider did not return within {context.bound:g} s of the answer"
+                "PRV-ANSWER-1",
+                f"the provider did not return within {context.bound:g} s of the answer",
             ) from None
     finally:
         await _cancel(task)
@@ -124,7 +129,9 @@ def provider_answers(context: Context) -> None:
         subject = context.subject_factory()
         before = _snapshot(request)
         answer = context.run(
-            _ask_and_act(context, subject, request, behaviour), requirement="PRV-ANSWER-1", what="the ask"
+            _ask_and_act(context, subject, request, behaviour),
+            requirement="PRV-ANSWER-1",
+            what="the ask",
         )
         if _snapshot(request) != before:
             raise Failure("PRV-MUTATE-1", "the provider changed the request it was given")
@@ -147,7 +154,9 @@ def provider_pre_aborted(context: Context) -> None:
                 async with asyncio.timeout(context.bound):
                     answer = await subject.provider.ask(aborted)
             except TimeoutError:
-                raise Failure("PRV-ABORT-1", "the provider waited instead of raising ASK_ABORTED") from None
+                raise Failure(
+                    "PRV-ABORT-1", "the provider waited instead of raising ASK_ABORTED"
+                ) from None
             except Failure:
                 raise
             except Exception as error:  # noqa: BLE001 - judged below
@@ -234,7 +243,9 @@ def provider_cancel(context: Context) -> None:
     example()
 
 
-@check("provider-dismiss", "PRV-DISMISS-1", "ERR-MSG-1", kind="provider", needs=lambda c: c.can_dismiss)
+@check(
+    "provider-dismiss", "PRV-DISMISS-1", "ERR-MSG-1", kind="provider", needs=lambda c: c.can_dismiss
+)
 def provider_dismiss(context: Context) -> None:
     """Dismissing the batch raises ASK_CANCELLED with the fixed message."""
 
@@ -256,7 +267,9 @@ def provider_dismiss(context: Context) -> None:
                 if _code(error) != ErrorCode.ASK_CANCELLED:
                     raise Failure("PRV-DISMISS-1", f"raised {error!r}, not ASK_CANCELLED") from None
                 if str(error) != MESSAGES[ErrorCode.ASK_CANCELLED]:
-                    raise Failure("ERR-MSG-1", f"ASK_CANCELLED with message {str(error)!r}") from None
+                    raise Failure(
+                        "ERR-MSG-1", f"ASK_CANCELLED with message {str(error)!r}"
+                    ) from None
             else:
                 raise Failure("PRV-DISMISS-1", f"a dismissed batch returned {answer!r}")
             finally:
@@ -273,7 +286,9 @@ def provider_concurrency(context: Context) -> None:
 
     @context.given(st.data())
     def example(data: st.DataObject) -> None:
-        batch = data.draw(st.lists(requests(max_questions=2), min_size=2, max_size=4), label="requests")
+        batch = data.draw(
+            st.lists(requests(max_questions=2), min_size=2, max_size=4), label="requests"
+        )
         behaviours = [data.draw(actions(r, context.capabilities), label="actions") for r in batch]
         order = data.draw(st.permutations(range(len(batch))), label="answer order")
         subject = context.subject_factory()
@@ -293,6 +308,12 @@ def provider_concurrency(context: Context) -> None:
         for request, behaviour, result in zip(batch, behaviours, results, strict=True):
             if isinstance(result, BaseException):
                 raise Failure("PRV-CONC-1", f"a concurrent ask raised {result!r}")
-            compare(context, request, expected_answer(request, behaviour), result, requirement="PRV-CONC-1")
+            compare(
+                context,
+                request,
+                expected_answer(request, behaviour),
+                result,
+                requirement="PRV-CONC-1",
+            )
 
     example()

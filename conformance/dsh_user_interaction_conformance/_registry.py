@@ -39,7 +39,7 @@ class Requirement:
 @cache
 def spec_text() -> str:
     """The text of ``spec/user-interaction.md`` this suite was built with."""
-    packaged = resources.files(__package__) / "spec" / "user-interaction.md"
+    packaged = resources.files("dsh_user_interaction_conformance") / "spec" / "user-interaction.md"
     if packaged.is_file():
         return packaged.read_text(encoding="utf-8")
     # An editable install runs from the source tree, where the spec sits beside us.

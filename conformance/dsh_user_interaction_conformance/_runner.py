@@ -31,8 +31,8 @@ class RequirementResult:
     requirement: Requirement
     status: Status
     message: str = ""
-    checks: list[str] = field(default_factory=list)
-    example: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list[str])
+    example: list[str] = field(default_factory=list[str])
     reproducer: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -89,13 +89,17 @@ def _fold(requirement: Requirement, outcomes: list[Outcome]) -> RequirementResul
         return RequirementResult(requirement, status, first.message, names, first.example)
     for outcome in covering:
         if requirement.id in outcome.warnings:
-            return RequirementResult(requirement, "warning", outcome.warnings[requirement.id], names)
+            return RequirementResult(
+                requirement, "warning", outcome.warnings[requirement.id], names
+            )
     ran = [o for o in covering if o.status != "skipped"]
     if not ran:
         why = covering[0].message if covering else "no check covers it"
         return RequirementResult(requirement, "skipped", why, names)
     if all(o.status == "failed" for o in ran):
-        return RequirementResult(requirement, "skipped", "not reached: its checks failed first", names)
+        return RequirementResult(
+            requirement, "skipped", "not reached: its checks failed first", names
+        )
     return RequirementResult(requirement, "passed", "", names)
 
 
@@ -118,9 +122,11 @@ def run_suite(
     """
     subject_factory = subject_factory or reference_subject
     service_factory = service_factory or reference_service
-    seed = seed if seed is not None else random.randrange(2**32)
+    seed = seed if seed is not None else random.randrange(2**32)  # noqa: S311 - a test seed
     capabilities = subject_factory().driver.capabilities
-    context = Context(subject_factory, service_factory, capabilities, PROFILES[profile], seed, bound)
+    context = Context(
+        subject_factory, service_factory, capabilities, PROFILES[profile], seed, bound
+    )
     selected: list[Check] = [c for c in CHECKS if c.kind in kinds and (not only or c.name in only)]
     outcomes = [run_check(item, context) for item in selected]
     ran_ids = {rid for item in selected for rid in item.requirements}
@@ -133,7 +139,9 @@ def run_suite(
             result.status, result.message = "expected-failure", f"baselined: {reason}"
         elif result.status == "passed":
             result.status = "failed"
-            result.message = f"stale baseline: it passes now, remove it from the baseline ({reason})"
+            result.message = (
+                f"stale baseline: it passes now, remove it from the baseline ({reason})"
+            )
     subjects = {
         "provider": getattr(subject_factory, "__qualname__", repr(subject_factory)),
         "service": getattr(service_factory, "__qualname__", repr(service_factory)),

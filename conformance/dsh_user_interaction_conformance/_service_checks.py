@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -18,7 +19,14 @@ from dsh_user_interaction import (
 )
 
 from ._engine import Context, Failure, check
-from .strategies import InvalidAnswer, InvalidRequest, invalid_answers, invalid_requests, requests, valid_answers
+from .strategies import (
+    InvalidAnswer,
+    InvalidRequest,
+    invalid_answers,
+    invalid_requests,
+    requests,
+    valid_answers,
+)
 
 __all__: list[str] = []
 
@@ -78,15 +86,17 @@ class Swallowing:
         raise AssertionError  # pragma: no cover
 
 
-def _code(error: BaseException) -> object:
+def _code(error: object) -> object:
     return getattr(error, "code", None)
 
 
 def _one(question_id: str = "q") -> AskUserQuestionRequest:
-    return {"questions": [{"id": question_id, "question": "Proceed?", "options": [{"label": "Yes"}]}]}
+    return {
+        "questions": [{"id": question_id, "question": "Proceed?", "options": [{"label": "Yes"}]}]
+    }
 
 
-async def _settle(awaitable: Any) -> object:
+async def _settle(awaitable: Awaitable[object]) -> object:
     try:
         return await awaitable
     except BaseException as error:  # noqa: BLE001 - every outcome is judged
@@ -115,11 +125,13 @@ def service_order(context: Context) -> None:
         try:
             pending = service.ask(case.request)
         except Exception as error:  # noqa: BLE001 - judged here
-            raise Failure("SVC-ASYNC-1", f"calling ask() raised {error!r} before it was awaited") from None
+            raise Failure(
+                "SVC-ASYNC-1", f"calling ask() raised {error!r} before it was awaited"
+            ) from None
         outcome = context.run(_settle(pending), requirement=stage, what="ask()")
         if _code(outcome) != case.code:
-            raise Failure(case.requirement if case.code is ErrorCode.BAD_REQUEST else stage,
-                          f"expected {case.code} for {case.requirement}, got {outcome!r}")  # fmt: skip
+            broken = case.requirement if case.code is ErrorCode.BAD_REQUEST else stage
+            raise Failure(broken, f"expected {case.code} for {case.requirement}, got {outcome!r}")
         if not isinstance(outcome, Exception) or _code(outcome) not in set(ErrorCode):
             raise Failure("ERR-CODE-1", f"{outcome!r} carries no spec code")
         fixed = MESSAGES.get(case.code)
@@ -134,21 +146,36 @@ def service_order(context: Context) -> None:
 
     @context.given(requests())
     def no_provider(request: AskUserQuestionRequest) -> None:
-        outcome = context.run(_settle(context.service_factory().ask(request)), requirement="SVC-ORDER-5", what="ask()")
-        if _code(outcome) != ErrorCode.NO_PROVIDER or str(outcome) != MESSAGES[ErrorCode.NO_PROVIDER]:
+        outcome = context.run(
+            _settle(context.service_factory().ask(request)), requirement="SVC-ORDER-5", what="ask()"
+        )
+        if (
+            _code(outcome) != ErrorCode.NO_PROVIDER
+            or str(outcome) != MESSAGES[ErrorCode.NO_PROVIDER]
+        ):
             raise Failure("SVC-ORDER-5", f"a good request with no provider gave {outcome!r}")
 
     no_provider()
     service = context.service_factory()
     service.register_provider(Recording())
-    approve = {"id": "p", "question": "?", "detail": "d", "options": [{"label": "A"}],
-               "intent": {"kind": "plan-review", "approve": "B"}}  # fmt: skip
-    detail = {"id": "p", "question": "?", "options": [{"label": "A"}], "intent": {"kind": "x", "approve": "A"}}
+    approve: Any = {
+        "id": "p", "question": "?", "detail": "d", "options": [{"label": "A"}],
+        "intent": {"kind": "plan-review", "approve": "B"},
+    }  # fmt: skip
+    detail: Any = {
+        "id": "p", "question": "?", "options": [{"label": "A"}],
+        "intent": {"kind": "x", "approve": "A"},
+    }  # fmt: skip
+    wrong_label = (
+        'question p declares intent plan-review whose approve label "B" names none of its options'
+    )
     for question, message in [
-        (approve, 'question p declares intent plan-review whose approve label "B" names none of its options'),
+        (approve, wrong_label),
         (detail, "question p declares intent x without the detail it reviews"),
     ]:
-        outcome = context.run(_settle(service.ask({"questions": [question]})), requirement="SVC-ORDER-4", what="ask()")  # type: ignore[typeddict-item]
+        outcome = context.run(
+            _settle(service.ask({"questions": [question]})), requirement="SVC-ORDER-4", what="ask()"
+        )
         if str(outcome) != message:
             raise Failure("SVC-ORDER-4", f"BAD_INTENT message {str(outcome)!r}, not {message!r}")
 
@@ -163,7 +190,10 @@ def service_registration(context: Context) -> None:
         try:
             service.register_provider(candidate)
         except Exception as error:  # noqa: BLE001 - judged here
-            if _code(error) != ErrorCode.DUPLICATE_PROVIDER or str(error) != MESSAGES[ErrorCode.DUPLICATE_PROVIDER]:
+            if (
+                _code(error) != ErrorCode.DUPLICATE_PROVIDER
+                or str(error) != MESSAGES[ErrorCode.DUPLICATE_PROVIDER]
+            ):
                 raise Failure("SVC-REG-2", f"a second registration raised {error!r}") from None
         else:
             raise Failure("SVC-REG-2", "a second registration was accepted")
@@ -181,7 +211,9 @@ def service_registration(context: Context) -> None:
         raise Failure("SVC-REG-1", f"registering after disposal failed: {error!r}") from None
     outcome = context.run(_settle(service.ask(_one())), requirement="SVC-REG-1", what="ask()")
     if _code(outcome) != ErrorCode.NO_PROVIDER:
-        raise Failure("SVC-REG-1", f"leaving the with block did not unregister: ask() gave {outcome!r}")
+        raise Failure(
+            "SVC-REG-1", f"leaving the with block did not unregister: ask() gave {outcome!r}"
+        )
 
 
 @check("service-pass-through", "SVC-PASS-1", "SVC-STRICT-2", "REQ-EXTRA-1", kind="service")
@@ -226,13 +258,20 @@ def service_abort(context: Context) -> None:
                 outcome = await asyncio.shield(task)
         except TimeoutError:
             task.cancel()
-            raise Failure("SVC-ABORT-1", f"still pending {context.bound:g} s after the abort") from None
-        if _code(outcome) != ErrorCode.ASK_ABORTED or str(outcome) != MESSAGES[ErrorCode.ASK_ABORTED]:
+            raise Failure(
+                "SVC-ABORT-1", f"still pending {context.bound:g} s after the abort"
+            ) from None
+        if (
+            _code(outcome) != ErrorCode.ASK_ABORTED
+            or str(outcome) != MESSAGES[ErrorCode.ASK_ABORTED]
+        ):
             raise Failure("SVC-ABORT-1", f"an abort mid-wait gave {outcome!r}")
         if not provider.cancelled:
             raise Failure("SVC-ABORT-1", "the provider's pending call was not cancelled")
         if controller.signal.listener_count:
-            raise Failure("SVC-LEAK-1", f"{controller.signal.listener_count} listener(s) left on the signal")
+            raise Failure(
+                "SVC-LEAK-1", f"{controller.signal.listener_count} listener(s) left on the signal"
+            )
         await asyncio.sleep(0)
         if len(asyncio.all_tasks()) > tasks_before:
             raise Failure("SVC-LEAK-1", "a task is left running after the ask settled")
@@ -301,7 +340,9 @@ def service_cancel(context: Context) -> None:
                     registration()
             (outcome,) = await asyncio.gather(task, return_exceptions=True)
             if not task.cancelled():
-                raise Failure("SVC-CANCEL-1", f"{steps!r}: the cancelled ask ended with {outcome!r}")
+                raise Failure(
+                    "SVC-CANCEL-1", f"{steps!r}: the cancelled ask ended with {outcome!r}"
+                )
             if not provider.cancelled:
                 raise Failure("SVC-CANCEL-1", f"{steps!r}: the provider's call was not cancelled")
             if controller.signal.listener_count:
@@ -322,7 +363,9 @@ def service_dispose(context: Context) -> None:
             service = context.service_factory()
             provider = Ignoring()
             registration = service.register_provider(provider)
-            tasks = [asyncio.ensure_future(_settle(service.ask(_one(f"q{i}")))) for i in range(count)]
+            tasks = [
+                asyncio.ensure_future(_settle(service.ask(_one(f"q{i}")))) for i in range(count)
+            ]
             await provider.started.wait()
             await asyncio.sleep(0)
             registration.dispose()
@@ -330,7 +373,9 @@ def service_dispose(context: Context) -> None:
                 outcomes = await asyncio.gather(*tasks)
             for outcome in outcomes:
                 if _code(outcome) != ErrorCode.PROVIDER_DISPOSED:
-                    raise Failure("SVC-DISPOSE-1", f"a pending ask ended with {outcome!r} after disposal")
+                    raise Failure(
+                        "SVC-DISPOSE-1", f"a pending ask ended with {outcome!r} after disposal"
+                    )
                 if str(outcome) != MESSAGES[ErrorCode.PROVIDER_DISPOSED]:
                     raise Failure("ERR-MSG-1", f"PROVIDER_DISPOSED with message {str(outcome)!r}")
             if not provider.cancelled:
@@ -361,7 +406,9 @@ def service_provider_errors(context: Context) -> None:
         service.register_provider(Raising())
         outcome = context.run(_settle(service.ask(_one())), requirement="SVC-ERR-1", what="ask()")
         if outcome is not error:
-            raise Failure("SVC-ERR-1", f"the provider raised {error!r} but the caller got {outcome!r}")
+            raise Failure(
+                "SVC-ERR-1", f"the provider raised {error!r} but the caller got {outcome!r}"
+            )
 
     example()
 
@@ -376,13 +423,16 @@ def service_strict(context: Context) -> None:
         case: InvalidAnswer = data.draw(invalid_answers(request), label="answer")
         service = context.service_factory()
         service.register_provider(Recording(case.answer))
-        outcome = context.run(_settle(service.ask(request)), requirement="SVC-STRICT-1", what="ask()")
+        outcome = context.run(
+            _settle(service.ask(request)), requirement="SVC-STRICT-1", what="ask()"
+        )
         if _code(outcome) != ErrorCode.BAD_ANSWER:
             raise Failure("SVC-STRICT-1", f"an answer breaking {case.requirement} gave {outcome!r}")
         if getattr(outcome, "answer", None) is not case.answer:
             raise Failure("SVC-STRICT-1", "BAD_ANSWER does not keep the raw answer")
         if "ANS-" not in str(outcome):
-            raise Failure("SVC-STRICT-1", f"BAD_ANSWER message names no requirement: {str(outcome)!r}")
+            raise Failure(
+                "SVC-STRICT-1", f"BAD_ANSWER message names no requirement: {str(outcome)!r}"
+            )
 
     example()
-

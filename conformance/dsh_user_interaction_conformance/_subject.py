@@ -14,7 +14,7 @@ from dsh_user_interaction import (
     UserInteractionService,
 )
 
-from ._behaviour import Behaviour, Dismiss, Nothing, Pick, Skip, Type
+from ._behaviour import Behaviour, Dismiss, Nothing, Skip, Type
 from ._capabilities import Capabilities
 
 __all__ = [
@@ -74,7 +74,9 @@ ServiceFactory = Callable[[], UserInteractionService]
 class ScriptedDriver:
     """The driver of :class:`~dsh_user_interaction.ScriptedProvider`: code plays the human."""
 
-    def __init__(self, provider: ScriptedProvider, capabilities: Capabilities | None = None) -> None:
+    def __init__(
+        self, provider: ScriptedProvider, capabilities: Capabilities | None = None
+    ) -> None:
         self.provider = provider
         self.capabilities = capabilities or Capabilities()
 
@@ -97,8 +99,6 @@ class ScriptedDriver:
             item: AskUserQuestionAnswerItem = {"id": question["id"], "selected": picked}
             if isinstance(action, Type):
                 item["custom"] = action.text
-            elif not isinstance(action, Pick):  # pragma: no cover - exhaustive
-                raise TypeError(action)
             items.append(item)
         pending.answer({"answers": items})
 

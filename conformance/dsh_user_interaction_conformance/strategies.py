@@ -100,7 +100,7 @@ def hostile_text(*, min_size: int = 0) -> st.SearchStrategy[str]:
     padded = st.tuples(
         st.sampled_from(["", " ", "  ", "\t", "\n"]), _plain_text, st.sampled_from(["", " ", "\n"])
     ).map("".join)
-    long = st.tuples(_plain_text.filter(bool), st.integers(32, 400)).map(
+    long = st.tuples(_plain_text.filter(bool), st.integers(32, 200)).map(
         lambda pair: pair[0] * pair[1]
     )
     strategy = st.one_of(_plain_text, pieces, padded, long)

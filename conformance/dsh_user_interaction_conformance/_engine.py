@@ -17,7 +17,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.reporting import with_reporter
 
@@ -86,6 +86,8 @@ class Context:
     seed: int
     #: Seconds a subject may take to settle after an abort or an answer.
     bound: float = 1.0
+    #: Whether to shrink failures to a minimal example (slower, clearer).
+    shrink: bool = True
     warnings: dict[str, str] = field(default_factory=dict[str, str])
 
     def given(
@@ -99,6 +101,9 @@ class Context:
                 max_examples=self.examples,
                 deadline=None,
                 database=None,
+                # The explain phase traces every line; too slow for a shrinking subject.
+                phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target]
+                + ([Phase.shrink] if self.shrink else []),
                 suppress_health_check=[
                     HealthCheck.too_slow,
                     HealthCheck.data_too_large,
@@ -175,7 +180,9 @@ def run_check(item: Check, context: Context) -> Outcome:
         if failure is None:
             detail = "".join(traceback.format_exception_only(error)).strip()
             failure = Failure(item.requirements[0], f"the check raised {detail}")
-        example = [line for line in lines if line.strip()]
+        # Hypothesis attaches the falsifying example to the error as notes.
+        notes: list[str] = [*getattr(failure, "__notes__", ()), *getattr(error, "__notes__", ())]
+        example = [line for line in [*lines, *dict.fromkeys(notes)] if line.strip()]
         return Outcome(
             item, "failed", failure.requirement, failure.message, example, dict(context.warnings)
         )

@@ -113,6 +113,7 @@ def run_suite(
     only: Collection[str] = (),
     kinds: Collection[str] = ("provider", "service", "binding"),
     baseline: Mapping[str, str] | None = None,
+    shrink: bool = True,
 ) -> Report:
     """Run the suite and return its report.
 
@@ -125,7 +126,7 @@ def run_suite(
     seed = seed if seed is not None else random.randrange(2**32)  # noqa: S311 - a test seed
     capabilities = subject_factory().driver.capabilities
     context = Context(
-        subject_factory, service_factory, capabilities, PROFILES[profile], seed, bound
+        subject_factory, service_factory, capabilities, PROFILES[profile], seed, bound, shrink
     )
     selected: list[Check] = [c for c in CHECKS if c.kind in kinds and (not only or c.name in only)]
     outcomes = [run_check(item, context) for item in selected]

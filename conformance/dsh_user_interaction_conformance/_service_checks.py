@@ -130,7 +130,12 @@ def service_order(context: Context) -> None:
             ) from None
         outcome = context.run(_settle(pending), requirement=stage, what="ask()")
         if _code(outcome) != case.code:
-            broken = case.requirement if case.code is ErrorCode.BAD_REQUEST else stage
+            # A spec code from another stage is an ordering fault; anything else
+            # means the defect itself went unnoticed.
+            wrong_stage = _code(outcome) in _STAGE
+            broken = (
+                stage if wrong_stage or case.code is not ErrorCode.BAD_REQUEST else case.requirement
+            )
             raise Failure(broken, f"expected {case.code} for {case.requirement}, got {outcome!r}")
         if not isinstance(outcome, Exception) or _code(outcome) not in set(ErrorCode):
             raise Failure("ERR-CODE-1", f"{outcome!r} carries no spec code")

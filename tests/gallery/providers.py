@@ -1,0 +1,239 @@
+"""Deliberately broken providers, each breaking one requirement the way a real UI might.
+
+Each factory returns a Subject; ``BROKEN_PROVIDERS`` maps it to the requirement
+the suite must name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ErrorCode,
+    UserInteractionError,
+)
+from dsh_user_interaction_conformance import (
+    Behaviour,
+    Capabilities,
+    Dismiss,
+    Nothing,
+    Subject,
+    Type,
+)
+
+Answer = dict[str, Any]
+
+
+@dataclass
+class Flaws:
+    """What this UI gets wrong."""
+
+    transform: Callable[[AskUserQuestionRequest, Answer], Answer] | None = None
+    ignores_signal: bool = False
+    stays_on_screen: bool = False
+    dismiss_code: ErrorCode = ErrorCode.ASK_CANCELLED
+    swallows_cancel: bool = False
+    mutates: bool = False
+    single_slot: bool = False
+
+
+@dataclass
+class _Pending:
+    request: AskUserQuestionRequest
+    future: asyncio.Future[Answer]
+
+
+@dataclass
+class FlawedUI:
+    """A queue-backed UI, like the scripted provider, with configurable flaws."""
+
+    flaws: Flaws
+    pending: list[_Pending] = field(default_factory=list[_Pending])
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        signal = request.get("signal")
+        if not self.flaws.ignores_signal and signal is not None and signal.aborted:
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
+        if self.flaws.mutates:
+            question: Any = request["questions"][0]
+            question["header"] = "Question"
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        entry = _Pending(request, future)
+        self.pending.append(entry)
+        remove: Callable[[], None] = lambda: None  # noqa: E731
+
+        if signal is not None and not self.flaws.ignores_signal:
+
+            def on_abort(_signal: object) -> None:
+                if not future.done():
+                    future.set_exception(UserInteractionError.of(ErrorCode.ASK_ABORTED))
+
+            remove = signal.add_listener(on_abort)
+        try:
+            answer = await future
+        except asyncio.CancelledError:
+            if self.flaws.swallows_cancel:
+                return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
+            self._drop(entry)
+            raise
+        except UserInteractionError:
+            if self.flaws.stays_on_screen:
+                raise
+            self._drop(entry)
+            raise
+        finally:
+            remove()
+        self._drop(entry)
+        if self.flaws.transform is not None:
+            answer = self.flaws.transform(request, answer)
+        return answer  # type: ignore[return-value] # deliberately unchecked
+
+    def _drop(self, entry: _Pending) -> None:
+        if entry in self.pending:
+            self.pending.remove(entry)
+
+
+class FlawedDriver:
+    """Drives a FlawedUI; answers are built by the reference driver's rules."""
+
+    def __init__(self, ui: FlawedUI, capabilities: Capabilities) -> None:
+        self.ui = ui
+        self.capabilities = capabilities
+
+    async def perform(self, request: AskUserQuestionRequest, behaviour: Behaviour) -> None:
+        while True:
+            found = [p for p in self.ui.pending if p.request is request]
+            if found:
+                break
+            await asyncio.sleep(0)
+        entry = found[0]
+        if self.ui.flaws.single_slot:
+            entry = self.ui.pending[-1]  # the UI only tracks its newest ask
+        if isinstance(behaviour, Nothing):
+            return
+        if isinstance(behaviour, Dismiss):
+            entry.future.set_exception(UserInteractionError.of(self.ui.flaws.dismiss_code))
+            return
+        items: list[Answer] = []
+        for question, action in zip(request["questions"], behaviour, strict=True):
+            offered = [o["label"] for o in question.get("options", ())]
+            labels = getattr(action, "labels", ())
+            item: Answer = {"id": question["id"], "selected": [x for x in offered if x in labels]}
+            if isinstance(action, Type):
+                item["custom"] = action.text
+            items.append(item)
+        if not entry.future.done():
+            entry.future.set_result({"answers": items})
+
+    async def is_shown(self, request: AskUserQuestionRequest) -> bool:
+        return any(p.request is request for p in self.ui.pending)
+
+
+def _subject(flaws: Flaws, capabilities: Capabilities | None = None) -> Callable[[], Subject]:
+    def factory() -> Subject:
+        ui = FlawedUI(flaws)
+        return Subject(ui, FlawedDriver(ui, capabilities or Capabilities()), name="flawed")
+
+    return factory
+
+
+def _items(answer: Answer) -> list[Answer]:
+    items: list[Answer] = answer["answers"]
+    return items
+
+
+def _reverse(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    items = _items(answer)
+    return {"answers": items[::-1]}
+
+
+def _drop_last(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    return {"answers": _items(answer)[:-1]}
+
+
+def _trim_labels(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    return {
+        "answers": [{**i, "selected": [s.strip() for s in i["selected"]]} for i in _items(answer)]
+    }
+
+
+def _trim_custom(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    return {
+        "answers": [
+            {**i, "custom": i["custom"].strip()} if "custom" in i else i for i in _items(answer)
+        ]
+    }
+
+
+def _keep_choice_with_custom(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    items: list[Answer] = []
+    for question, item in zip(request["questions"], _items(answer), strict=True):
+        offered = [o["label"] for o in question.get("options", ())]
+        if "custom" in item and offered and not question.get("multiSelect"):
+            items.append({**item, "selected": offered[:1]})
+        else:
+            items.append(item)
+    return {"answers": items}
+
+
+def _extra_key(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    return {"answers": [{**i, "question": "echoed"} for i in _items(answer)]}
+
+
+def _blank_skip(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    return {
+        "answers": [
+            {**i, "custom": ""} if not i["selected"] and "custom" not in i else i
+            for i in _items(answer)
+        ]
+    }
+
+
+def _duplicate_multi(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    return {"answers": [{**i, "selected": i["selected"] * 2} for i in _items(answer)]}
+
+
+def _reverse_multi(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    return {"answers": [{**i, "selected": i["selected"][::-1]} for i in _items(answer)]}
+
+
+def _skip_everything(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    return {"answers": [{"id": i["id"], "selected": []} for i in _items(answer)]}
+
+
+#: factory -> the requirement the suite must report as failed.
+BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
+    "reverses-answer-order": (_subject(Flaws(transform=_reverse)), "ANS-ORDER-1"),
+    "drops-last-answer": (_subject(Flaws(transform=_drop_last)), "ANS-COUNT-1"),
+    "trims-labels": (_subject(Flaws(transform=_trim_labels)), "ANS-SEL-3"),
+    "trims-custom-text": (_subject(Flaws(transform=_trim_custom)), "PRV-TEXT-1"),
+    "keeps-choice-with-custom": (
+        _subject(Flaws(transform=_keep_choice_with_custom)),
+        "ANS-SINGLE-2",
+    ),
+    "echoes-extra-keys": (_subject(Flaws(transform=_extra_key)), "ANS-KEYS-1"),
+    "blank-custom-for-skip": (_subject(Flaws(transform=_blank_skip)), "ANS-CUSTOM-1"),
+    "duplicates-labels": (_subject(Flaws(transform=_duplicate_multi)), "ANS-SEL-2"),
+    "drops-what-the-human-did": (_subject(Flaws(transform=_skip_everything)), "PRV-ANSWER-1"),
+    "mutates-request": (_subject(Flaws(mutates=True)), "PRV-MUTATE-1"),
+    "ignores-abort": (_subject(Flaws(ignores_signal=True)), "PRV-ABORT-2"),
+    "shows-pre-aborted": (_subject(Flaws(ignores_signal=True)), "PRV-ABORT-1"),
+    "stays-on-screen-after-abort": (_subject(Flaws(stays_on_screen=True)), "PRV-ABORT-2"),
+    "dismiss-as-abort": (_subject(Flaws(dismiss_code=ErrorCode.ASK_ABORTED)), "PRV-DISMISS-1"),
+    "swallows-cancellation": (_subject(Flaws(swallows_cancel=True)), "PRV-CANCEL-1"),
+    "single-slot-cross-talk": (_subject(Flaws(single_slot=True)), "PRV-CONC-1"),
+}
+
+#: Providers that break only a SHOULD: the suite must warn, and still pass.
+SHOULD_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
+    "multi-select-reversed": (_subject(Flaws(transform=_reverse_multi)), "ANS-MULTI-2"),
+}
+
+
+#: For the command-line tests: ``--provider tests.gallery.providers:FACTORY_EXTRA_KEYS``.
+FACTORY_EXTRA_KEYS = BROKEN_PROVIDERS["echoes-extra-keys"][0]

@@ -1,0 +1,168 @@
+"""Deliberately broken services, each breaking one requirement plausibly."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Self
+
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ErrorCode,
+    Registration,
+    UserInteractionError,
+    UserInteractionProvider,
+    UserInteractionService,
+)
+
+
+class Wrapped:
+    """Delegates to a real service; subclasses break one thing."""
+
+    def __init__(self, *, strict: bool = True) -> None:
+        self.inner = UserInteractionService(strict=strict)
+
+    def register_provider(self, provider: UserInteractionProvider) -> Registration:
+        return self.inner.register_provider(provider)
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        return await self.inner.ask(request)
+
+
+class ProviderCheckFirst(Wrapped):
+    """Checks for a provider before looking at the questions."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        signal = request.get("signal")
+        if self.inner.provider is None and not (signal is not None and signal.aborted):
+            raise UserInteractionError.of(ErrorCode.NO_PROVIDER)
+        return await self.inner.ask(request)
+
+
+class EmptyBeforeAbort(Wrapped):
+    """Rejects an empty batch before looking at the signal."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        if request.get("questions") == []:
+            raise UserInteractionError.of(ErrorCode.EMPTY_QUESTIONS)
+        return await self.inner.ask(request)
+
+
+class ReplacesProvider(Wrapped):
+    """A second registration silently replaces the first."""
+
+    def register_provider(self, provider: UserInteractionProvider) -> Registration:
+        current = self.inner.provider
+        if current is not None:
+            self.inner = UserInteractionService()
+        return self.inner.register_provider(provider)
+
+
+class StaleDisposeClears(Wrapped):
+    """Any disposal clears whatever provider is registered now."""
+
+    def register_provider(self, provider: UserInteractionProvider) -> Registration:
+        registration = self.inner.register_provider(provider)
+        service = self
+
+        class Clearing:
+            def __call__(self) -> None:
+                self.dispose()
+
+            def dispose(self) -> None:
+                service.inner = UserInteractionService()
+                registration.dispose()
+
+            def __enter__(self) -> Self:
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                self.dispose()
+
+        return Clearing()  # type: ignore[return-value] # duck-typed registration
+
+
+class CopiesRequest(Wrapped):
+    """Passes the provider a copy of the request without its signal, so aborts never land."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        signal = request.get("signal")
+        if signal is not None and signal.aborted:
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
+        copy: Any = {k: v for k, v in request.items() if k != "signal"}
+        return await self.inner.ask(copy)
+
+
+class CancelAsAbort(Wrapped):
+    """Turns the caller's cancellation into ASK_ABORTED."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        try:
+            return await self.inner.ask(request)
+        except asyncio.CancelledError:
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED) from None
+
+
+class Lenient(Wrapped):
+    """Never checks answers."""
+
+    def __init__(self) -> None:
+        super().__init__(strict=False)
+
+
+class WrapsProviderErrors(Wrapped):
+    """Re-raises provider errors as a new error object."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        try:
+            return await self.inner.ask(request)
+        except UserInteractionError as error:
+            raise UserInteractionError(str(error), error.code) from error
+        except Exception as error:
+            raise RuntimeError(str(error)) from error
+
+
+class CopiesAnswer(Wrapped):
+    """Returns a copy of the provider's answer."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        answer = await self.inner.ask(request)
+        return {"answers": [dict(item) for item in answer["answers"]]}  # type: ignore[misc]
+
+
+class RejectsUnknownKeys(Wrapped):
+    """Treats keys it does not know as malformed."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        if set(request) - {"questions", "agent", "signal"}:
+            raise UserInteractionError("request has unknown keys", ErrorCode.BAD_REQUEST)
+        return await self.inner.ask(request)
+
+
+class PlainIntentMessage(Wrapped):
+    """Rewords the BAD_INTENT messages the spec fixes."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        try:
+            return await self.inner.ask(request)
+        except UserInteractionError as error:
+            if error.code is ErrorCode.BAD_INTENT:
+                raise UserInteractionError("bad intent", ErrorCode.BAD_INTENT) from None
+            raise
+
+
+BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
+    # It reports the wrong stage for empty, malformed and bad-intent requests alike.
+    "provider-check-first": (ProviderCheckFirst, "SVC-ORDER-2|SVC-ORDER-3|SVC-ORDER-4"),
+    "empty-before-abort": (EmptyBeforeAbort, "SVC-ORDER-1"),
+    "replaces-provider": (ReplacesProvider, "SVC-REG-2"),
+    "stale-dispose-clears": (StaleDisposeClears, "SVC-REG-3"),
+    "copies-request": (CopiesRequest, "SVC-ABORT-1"),
+    "cancel-as-abort": (CancelAsAbort, "SVC-CANCEL-1"),
+    "lenient": (Lenient, "SVC-STRICT-1"),
+    "wraps-provider-errors": (WrapsProviderErrors, "SVC-ERR-1"),
+    "copies-answer": (CopiesAnswer, "SVC-STRICT-2"),
+    "rejects-unknown-keys": (RejectsUnknownKeys, "REQ-EXTRA-1"),
+    "rewords-intent-messages": (PlainIntentMessage, "SVC-ORDER-4"),
+}

@@ -12,7 +12,7 @@ import subprocess
 
 import nox
 
-nox.options.default_venv_backend = "uv|venv"
+nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]

@@ -58,7 +58,7 @@ def test_should_only_provider_warns_but_passes(name: str) -> None:
         subject_factory=factory,
         kinds=["provider"],
         only=covering(requirement),
-        profile="default",
+        profile="thorough",
         seed=7,
         shrink=False,
     )

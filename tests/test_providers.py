@@ -20,6 +20,7 @@ from dsh_user_interaction import (
     answer_of,
     answer_skipped,
 )
+from dsh_user_interaction_conformance._stand_ins import settle
 from dsh_user_interaction_conformance.strategies import (
     InvalidAnswer,
     invalid_answers,
@@ -27,7 +28,7 @@ from dsh_user_interaction_conformance.strategies import (
     valid_answers,
 )
 
-from .helpers import one_question, run, settle
+from .helpers import one_question, run
 
 
 def test_scripted_abort_clears_the_queue_and_the_listener() -> None:

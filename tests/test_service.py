@@ -21,6 +21,7 @@ from dsh_user_interaction import (
     answer_of,
     answer_selected,
 )
+from dsh_user_interaction_conformance._stand_ins import Ignoring, Recording, settle
 from dsh_user_interaction_conformance.strategies import (
     InvalidAnswer,
     InvalidRequest,
@@ -30,26 +31,12 @@ from dsh_user_interaction_conformance.strategies import (
     valid_answers,
 )
 
-from .helpers import Ignoring, one_question, run, settle
+from .helpers import one_question, run
 
 
 def current(service: UserInteractionService) -> object:
     """The registered provider, read through a call so type checkers do not narrow it."""
     return service.provider
-
-
-class Recording:
-    """A provider that records the request objects it receives and answers from a function."""
-
-    def __init__(self, *answer: object) -> None:
-        self.seen: list[AskUserQuestionRequest] = []
-        self.answer = answer
-
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-        self.seen.append(request)
-        if self.answer:
-            return self.answer[0]  # type: ignore[return-value] # deliberately any answer
-        return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
 
 
 def test_register_returns_a_disposer_and_duplicates_raise_at_once() -> None:

@@ -26,8 +26,7 @@ from dsh_user_interaction import (
     answer_of,
     answer_selected,
 )
-
-from .helpers import settle
+from dsh_user_interaction_conformance._stand_ins import settle
 
 
 @dataclass
@@ -35,7 +34,7 @@ class Ask:
     """One ask in flight, and what the model says it must end with."""
 
     number: int
-    task: asyncio.Task[AskUserQuestionAnswer | BaseException]
+    task: asyncio.Task[object]
     controller: AbortController
     provider: ScriptedProvider | None
     expected: object = None  # None while pending; then an ErrorCode, "cancelled" or an answer

@@ -14,6 +14,11 @@ from dsh_user_interaction_conformance.__main__ import main
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).parent.parent
+#: A quick, seeded run of one check against a provider that echoes extra keys.
+BROKEN_RUN = [
+    "--provider", "tests.gallery.providers:FACTORY_EXTRA_KEYS",
+    "--profile", "quick", "--seed", "9", "--only", "provider-answers",
+]  # fmt: skip
 
 
 def test_every_requirement_has_a_check_and_every_cited_id_exists() -> None:
@@ -71,18 +76,7 @@ def test_usage_errors_exit_2_with_one_line(
 
 def test_failures_exit_1_and_print_a_reproducer(capsys: pytest.CaptureFixture[str]) -> None:
     """A broken subject exits 1; the output names the requirement, the spec and a reproducer."""
-    code = main(
-        [
-            "--provider",
-            "tests.gallery.providers:FACTORY_EXTRA_KEYS",
-            "--profile",
-            "quick",
-            "--seed",
-            "9",
-            "--only",
-            "provider-answers",
-        ]
-    )
+    code = main(BROKEN_RUN)
     out = capsys.readouterr().out
     assert code == 1
     assert "FAILED: ANS-KEYS-1 (MUST)" in out
@@ -94,25 +88,15 @@ def test_failures_exit_1_and_print_a_reproducer(capsys: pytest.CaptureFixture[st
 def test_baseline_turns_failures_into_expected_and_flags_stale_entries(tmp_path: Path) -> None:
     """Baselined failures pass the run; a baselined requirement that passes fails it."""
     baseline = tmp_path / "baseline.json"
-    args = [
-        "--provider",
-        "tests.gallery.providers:FACTORY_EXTRA_KEYS",
-        "--profile",
-        "quick",
-        "--seed",
-        "9",
-        "--only",
-        "provider-answers",
-    ]
     baseline.write_text(
         json.dumps({"expected-failures": {"ANS-KEYS-1": "echoes question text until v2"}})
     )
-    assert main([*args, "--baseline", str(baseline)]) == 0
+    assert main([*BROKEN_RUN, "--baseline", str(baseline)]) == 0
     baseline.write_text(json.dumps({"expected-failures": {"PRV-CANCEL-1": "was broken"}}))
     reference = ["--profile", "quick", "--seed", "9", "--only", "provider-cancel"]
     assert main([*reference, "--baseline", str(baseline)]) == 1
     baseline.write_text("[]")
-    assert main([*args, "--baseline", str(baseline)]) == 2
+    assert main([*BROKEN_RUN, "--baseline", str(baseline)]) == 2
 
 
 def test_pytest_plugin_runs_checks_from_a_fixture(pytester: pytest.Pytester) -> None:
@@ -127,7 +111,7 @@ def test_pytest_plugin_runs_checks_from_a_fixture(pytester: pytest.Pytester) -> 
             return reference_subject
         """
     )
-    pytester.makepyfile(
+    (pytester.path / "test_conformance.py").write_text(
         "def test_conformance(dsh_conformance_check):\n    dsh_conformance_check()\n"
     )
     result = pytester.runpytest_subprocess("--dsh-profile", "quick")

@@ -21,6 +21,7 @@ from dsh_user_interaction import (
 
 from ._behaviour import Action, Dismiss, Nothing, expected_answer
 from ._engine import Context, Failure, check
+from ._stand_ins import code_of
 from ._subject import Subject
 from .strategies import actions, requests
 
@@ -31,16 +32,39 @@ def _snapshot(request: AskUserQuestionRequest) -> object:
     return copy.deepcopy({key: value for key, value in request.items() if key != "signal"})
 
 
-def _code(error: object) -> object:
-    return getattr(error, "code", None)
-
-
 async def _cancel(task: asyncio.Future[Any]) -> None:
     if not task.done():
         task.cancel()
     # Clean-up only; the outcome was judged already.
     with contextlib.suppress(BaseException):
         await task
+
+
+async def _expect_error(
+    context: Context,
+    task: asyncio.Future[Any],
+    code: ErrorCode,
+    requirement: str,
+    *,
+    pending: str,
+    answered: str,
+) -> BaseException:
+    """Wait, within the bound, for *task* to raise *code*; else fail *requirement*.
+
+    The task is cancelled if it is still running, so nothing outlives the example.
+    """
+    done, _ = await asyncio.wait({task}, timeout=context.bound)
+    if not done:
+        await _cancel(task)
+        raise Failure(requirement, pending)
+    if task.cancelled():
+        raise Failure(requirement, f"the call was cancelled instead of raising {code}")
+    error = task.exception()
+    if error is None:
+        raise Failure(requirement, f"{answered}: {task.result()!r}")
+    if code_of(error) != code:
+        raise Failure(requirement, f"raised {error!r}, not {code}")
+    return error
 
 
 def compare(
@@ -150,20 +174,15 @@ def provider_pre_aborted(context: Context) -> None:
         aborted: AskUserQuestionRequest = {**request, "signal": AbortSignal.abort()}
 
         async def scenario() -> None:
-            try:
-                async with asyncio.timeout(context.bound):
-                    answer = await subject.provider.ask(aborted)
-            except TimeoutError:
-                raise Failure(
-                    "PRV-ABORT-1", "the provider waited instead of raising ASK_ABORTED"
-                ) from None
-            except Failure:
-                raise
-            except Exception as error:  # noqa: BLE001 - judged below
-                if _code(error) != ErrorCode.ASK_ABORTED:
-                    raise Failure("PRV-ABORT-1", f"raised {error!r}, not ASK_ABORTED") from None
-            else:
-                raise Failure("PRV-ABORT-1", f"answered an aborted request with {answer!r}")
+            task = asyncio.ensure_future(subject.provider.ask(aborted))
+            await _expect_error(
+                context,
+                task,
+                ErrorCode.ASK_ABORTED,
+                "PRV-ABORT-1",
+                pending="the provider waited instead of raising ASK_ABORTED",
+                answered="answered an aborted request",
+            )
             if context.capabilities.observes_screen and await subject.driver.is_shown(aborted):
                 raise Failure("PRV-ABORT-1", "the aborted request is on screen")
 
@@ -192,23 +211,15 @@ def provider_abort(context: Context) -> None:
 
         async def scenario() -> None:
             task = await _start_and_show(subject, live)
-            try:
-                controller.abort()
-                async with asyncio.timeout(context.bound):
-                    answer = await asyncio.shield(task)
-            except TimeoutError:
-                raise Failure(
-                    "PRV-ABORT-2", f"still pending {context.bound:g} s after the abort"
-                ) from None
-            except Failure:
-                raise
-            except Exception as error:  # noqa: BLE001 - judged below
-                if _code(error) != ErrorCode.ASK_ABORTED:
-                    raise Failure("PRV-ABORT-2", f"raised {error!r}, not ASK_ABORTED") from None
-            else:
-                raise Failure("PRV-ABORT-2", f"returned a late answer after the abort: {answer!r}")
-            finally:
-                await _cancel(task)
+            controller.abort()
+            await _expect_error(
+                context,
+                task,
+                ErrorCode.ASK_ABORTED,
+                "PRV-ABORT-2",
+                pending=f"still pending {context.bound:g} s after the abort",
+                answered="returned a late answer after the abort",
+            )
             if context.capabilities.observes_screen and await subject.driver.is_shown(live):
                 raise Failure("PRV-ABORT-2", "the aborted request is still on screen")
 
@@ -257,23 +268,19 @@ def provider_dismiss(context: Context) -> None:
             task = asyncio.ensure_future(subject.provider.ask(request))
             try:
                 await subject.driver.perform(request, Dismiss())
-                async with asyncio.timeout(context.bound):
-                    answer = await asyncio.shield(task)
-            except TimeoutError:
-                raise Failure("PRV-DISMISS-1", "still pending after the dismissal") from None
-            except Failure:
-                raise
-            except Exception as error:  # noqa: BLE001 - judged below
-                if _code(error) != ErrorCode.ASK_CANCELLED:
-                    raise Failure("PRV-DISMISS-1", f"raised {error!r}, not ASK_CANCELLED") from None
-                if str(error) != MESSAGES[ErrorCode.ASK_CANCELLED]:
-                    raise Failure(
-                        "ERR-MSG-1", f"ASK_CANCELLED with message {str(error)!r}"
-                    ) from None
-            else:
-                raise Failure("PRV-DISMISS-1", f"a dismissed batch returned {answer!r}")
-            finally:
+            except BaseException:
                 await _cancel(task)
+                raise
+            error = await _expect_error(
+                context,
+                task,
+                ErrorCode.ASK_CANCELLED,
+                "PRV-DISMISS-1",
+                pending="still pending after the dismissal",
+                answered="a dismissed batch returned an answer",
+            )
+            if str(error) != MESSAGES[ErrorCode.ASK_CANCELLED]:
+                raise Failure("ERR-MSG-1", f"ASK_CANCELLED with message {str(error)!r}")
 
         context.run(scenario(), requirement="PRV-DISMISS-1", what="the dismissed ask")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -11,6 +10,7 @@ from hypothesis import strategies as st
 from dsh_user_interaction import (
     MESSAGES,
     AbortController,
+    AbortSignal,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
     ErrorCode,
@@ -19,6 +19,7 @@ from dsh_user_interaction import (
 )
 
 from ._engine import Context, Failure, check
+from ._stand_ins import Ignoring, Recording, Swallowing, code_of, settle
 from .strategies import (
     InvalidAnswer,
     InvalidRequest,
@@ -39,68 +40,10 @@ _STAGE = {
 }
 
 
-class Recording:
-    """A provider that records each request and returns a given answer (or skips all)."""
-
-    def __init__(self, *answer: object) -> None:
-        self.seen: list[AskUserQuestionRequest] = []
-        self.answer = answer
-
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-        self.seen.append(request)
-        if self.answer:
-            return self.answer[0]  # type: ignore[return-value] # deliberately any answer
-        return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
-
-
-class Ignoring:
-    """A provider that ignores its signal and waits forever, noting its cancellation."""
-
-    def __init__(self) -> None:
-        self.started = asyncio.Event()
-        self.cancelled = False
-
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-        self.started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            self.cancelled = True
-            raise
-        raise AssertionError  # pragma: no cover
-
-
-class Swallowing:
-    """A provider that swallows its cancellation and answers late."""
-
-    def __init__(self, answer: AskUserQuestionAnswer) -> None:
-        self.started = asyncio.Event()
-        self.answer = answer
-
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-        self.started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            return self.answer
-        raise AssertionError  # pragma: no cover
-
-
-def _code(error: object) -> object:
-    return getattr(error, "code", None)
-
-
 def _one(question_id: str = "q") -> AskUserQuestionRequest:
     return {
         "questions": [{"id": question_id, "question": "Proceed?", "options": [{"label": "Yes"}]}]
     }
-
-
-async def _settle(awaitable: Awaitable[object]) -> object:
-    try:
-        return await awaitable
-    except BaseException as error:  # noqa: BLE001 - every outcome is judged
-        return error
 
 
 @check(
@@ -128,16 +71,16 @@ def service_order(context: Context) -> None:
             raise Failure(
                 "SVC-ASYNC-1", f"calling ask() raised {error!r} before it was awaited"
             ) from None
-        outcome = context.run(_settle(pending), requirement=stage, what="ask()")
-        if _code(outcome) != case.code:
+        outcome = context.run(settle(pending), requirement=stage, what="ask()")
+        if code_of(outcome) != case.code:
             # A spec code from another stage is an ordering fault; anything else
             # means the defect itself went unnoticed.
-            wrong_stage = _code(outcome) in _STAGE
+            wrong_stage = code_of(outcome) in _STAGE
             broken = (
                 stage if wrong_stage or case.code is not ErrorCode.BAD_REQUEST else case.requirement
             )
             raise Failure(broken, f"expected {case.code} for {case.requirement}, got {outcome!r}")
-        if not isinstance(outcome, Exception) or _code(outcome) not in set(ErrorCode):
+        if not isinstance(outcome, Exception) or code_of(outcome) not in set(ErrorCode):
             raise Failure("ERR-CODE-1", f"{outcome!r} carries no spec code")
         fixed = MESSAGES.get(case.code)
         if fixed is not None and str(outcome) != fixed:
@@ -152,15 +95,16 @@ def service_order(context: Context) -> None:
     @context.given(requests())
     def no_provider(request: AskUserQuestionRequest) -> None:
         outcome = context.run(
-            _settle(context.service_factory().ask(request)), requirement="SVC-ORDER-5", what="ask()"
+            settle(context.service_factory().ask(request)), requirement="SVC-ORDER-5", what="ask()"
         )
         if (
-            _code(outcome) != ErrorCode.NO_PROVIDER
+            code_of(outcome) != ErrorCode.NO_PROVIDER
             or str(outcome) != MESSAGES[ErrorCode.NO_PROVIDER]
         ):
             raise Failure("SVC-ORDER-5", f"a good request with no provider gave {outcome!r}")
 
     no_provider()
+    _stage_precedence(context)
     service = context.service_factory()
     service.register_provider(Recording())
     approve: Any = {
@@ -179,10 +123,33 @@ def service_order(context: Context) -> None:
         (detail, "question p declares intent x without the detail it reviews"),
     ]:
         outcome = context.run(
-            _settle(service.ask({"questions": [question]})), requirement="SVC-ORDER-4", what="ask()"
+            settle(service.ask({"questions": [question]})), requirement="SVC-ORDER-4", what="ask()"
         )
         if str(outcome) != message:
             raise Failure("SVC-ORDER-4", f"BAD_INTENT message {str(outcome)!r}, not {message!r}")
+
+
+def _stage_precedence(context: Context) -> None:
+    """Every pair of stages, without a provider: the earlier stage always wins."""
+    malformed: Any = {"id": "", "question": "?"}
+    bad_intent: Any = {"id": "p", "question": "?", "intent": {"kind": "k", "approve": "A"}}
+    cases: list[tuple[Any, ErrorCode]] = [
+        ({"questions": [], "signal": AbortSignal.abort()}, ErrorCode.ASK_ABORTED),
+        ({"questions": [malformed], "signal": AbortSignal.abort()}, ErrorCode.ASK_ABORTED),
+        ({"questions": []}, ErrorCode.EMPTY_QUESTIONS),
+        ({"questions": [bad_intent, malformed]}, ErrorCode.BAD_REQUEST),
+        ({"questions": [bad_intent]}, ErrorCode.BAD_INTENT),
+    ]
+    for request, code in cases:
+        stage = _STAGE[code]
+        outcome = context.run(
+            settle(context.service_factory().ask(request)), requirement=stage, what="ask()"
+        )
+        if code_of(outcome) != code:
+            raise Failure(
+                stage,
+                f"{sorted(request)} with defects at several stages gave {outcome!r}, not {code}",
+            )
 
 
 @check("service-registration", "SVC-REG-1", "SVC-REG-2", "SVC-REG-3", kind="service")
@@ -196,7 +163,7 @@ def service_registration(context: Context) -> None:
             service.register_provider(candidate)
         except Exception as error:  # noqa: BLE001 - judged here
             if (
-                _code(error) != ErrorCode.DUPLICATE_PROVIDER
+                code_of(error) != ErrorCode.DUPLICATE_PROVIDER
                 or str(error) != MESSAGES[ErrorCode.DUPLICATE_PROVIDER]
             ):
                 raise Failure("SVC-REG-2", f"a second registration raised {error!r}") from None
@@ -214,8 +181,8 @@ def service_registration(context: Context) -> None:
         if error.code is ErrorCode.NO_PROVIDER:
             raise Failure("SVC-REG-3", "a stale disposal unregistered the newer provider") from None
         raise Failure("SVC-REG-1", f"registering after disposal failed: {error!r}") from None
-    outcome = context.run(_settle(service.ask(_one())), requirement="SVC-REG-1", what="ask()")
-    if _code(outcome) != ErrorCode.NO_PROVIDER:
+    outcome = context.run(settle(service.ask(_one())), requirement="SVC-REG-1", what="ask()")
+    if code_of(outcome) != ErrorCode.NO_PROVIDER:
         raise Failure(
             "SVC-REG-1", f"leaving the with block did not unregister: ask() gave {outcome!r}"
         )
@@ -233,7 +200,7 @@ def service_pass_through(context: Context) -> None:
         service = context.service_factory()
         provider = Recording(answer)
         service.register_provider(provider)
-        outcome = context.run(_settle(service.ask(request)), requirement="SVC-PASS-1", what="ask()")
+        outcome = context.run(settle(service.ask(request)), requirement="SVC-PASS-1", what="ask()")
         if isinstance(outcome, BaseException):
             raise Failure("REQ-EXTRA-1", f"a request with an extra key raised {outcome!r}")
         if len(provider.seen) != 1 or provider.seen[0] is not request:
@@ -255,7 +222,7 @@ def service_abort(context: Context) -> None:
         controller = AbortController()
         request: AskUserQuestionRequest = {**_one(), "signal": controller.signal}
         tasks_before = len(asyncio.all_tasks())
-        task = asyncio.ensure_future(_settle(service.ask(request)))
+        task = asyncio.ensure_future(settle(service.ask(request)))
         await provider.started.wait()
         controller.abort()
         try:
@@ -267,7 +234,7 @@ def service_abort(context: Context) -> None:
                 "SVC-ABORT-1", f"still pending {context.bound:g} s after the abort"
             ) from None
         if (
-            _code(outcome) != ErrorCode.ASK_ABORTED
+            code_of(outcome) != ErrorCode.ASK_ABORTED
             or str(outcome) != MESSAGES[ErrorCode.ASK_ABORTED]
         ):
             raise Failure("SVC-ABORT-1", f"an abort mid-wait gave {outcome!r}")
@@ -288,7 +255,7 @@ def service_abort(context: Context) -> None:
         controller = AbortController()
         request: AskUserQuestionRequest = {**_one(), "signal": controller.signal}
         answer: AskUserQuestionAnswer = {"answers": [{"id": "q", "selected": ["Yes"]}]}
-        task = asyncio.ensure_future(_settle(service.ask(request)))
+        task = asyncio.ensure_future(settle(service.ask(request)))
         (await provider.next_ask()).answer(answer)
         outcome = await task
         controller.abort()
@@ -311,11 +278,11 @@ def service_late_answer(context: Context) -> None:
         provider = Swallowing(late)
         service.register_provider(provider)
         controller = AbortController()
-        task = asyncio.ensure_future(_settle(service.ask({**_one(), "signal": controller.signal})))
+        task = asyncio.ensure_future(settle(service.ask({**_one(), "signal": controller.signal})))
         await provider.started.wait()
         controller.abort()
         outcome = await task
-        if _code(outcome) != ErrorCode.ASK_ABORTED:
+        if code_of(outcome) != ErrorCode.ASK_ABORTED:
             raise Failure("SVC-ABORT-3", f"a late answer after the abort gave {outcome!r}")
         if getattr(outcome, "answer", None) is not late:
             raise Failure("SVC-ABORT-3", "the late answer was dropped instead of kept on the error")
@@ -369,7 +336,7 @@ def service_dispose(context: Context) -> None:
             provider = Ignoring()
             registration = service.register_provider(provider)
             tasks = [
-                asyncio.ensure_future(_settle(service.ask(_one(f"q{i}")))) for i in range(count)
+                asyncio.ensure_future(settle(service.ask(_one(f"q{i}")))) for i in range(count)
             ]
             await provider.started.wait()
             await asyncio.sleep(0)
@@ -377,7 +344,7 @@ def service_dispose(context: Context) -> None:
             async with asyncio.timeout(context.bound):
                 outcomes = await asyncio.gather(*tasks)
             for outcome in outcomes:
-                if _code(outcome) != ErrorCode.PROVIDER_DISPOSED:
+                if code_of(outcome) != ErrorCode.PROVIDER_DISPOSED:
                     raise Failure(
                         "SVC-DISPOSE-1", f"a pending ask ended with {outcome!r} after disposal"
                     )
@@ -409,7 +376,7 @@ def service_provider_errors(context: Context) -> None:
 
         service = context.service_factory()
         service.register_provider(Raising())
-        outcome = context.run(_settle(service.ask(_one())), requirement="SVC-ERR-1", what="ask()")
+        outcome = context.run(settle(service.ask(_one())), requirement="SVC-ERR-1", what="ask()")
         if outcome is not error:
             raise Failure(
                 "SVC-ERR-1", f"the provider raised {error!r} but the caller got {outcome!r}"
@@ -429,9 +396,9 @@ def service_strict(context: Context) -> None:
         service = context.service_factory()
         service.register_provider(Recording(case.answer))
         outcome = context.run(
-            _settle(service.ask(request)), requirement="SVC-STRICT-1", what="ask()"
+            settle(service.ask(request)), requirement="SVC-STRICT-1", what="ask()"
         )
-        if _code(outcome) != ErrorCode.BAD_ANSWER:
+        if code_of(outcome) != ErrorCode.BAD_ANSWER:
             raise Failure("SVC-STRICT-1", f"an answer breaking {case.requirement} gave {outcome!r}")
         if getattr(outcome, "answer", None) is not case.answer:
             raise Failure("SVC-STRICT-1", "BAD_ANSWER does not keep the raw answer")

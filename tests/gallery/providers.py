@@ -156,9 +156,13 @@ def _drop_last(request: AskUserQuestionRequest, answer: Answer) -> Answer:
     return {"answers": _items(answer)[:-1]}
 
 
-def _trim_labels(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+def _number_labels(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    # A terminal UI that numbers its options and returns what it displayed.
     return {
-        "answers": [{**i, "selected": [s.strip() for s in i["selected"]]} for i in _items(answer)]
+        "answers": [
+            {**i, "selected": [f"{n}. {s}" for n, s in enumerate(i["selected"], 1)]}
+            for i in _items(answer)
+        ]
     }
 
 
@@ -210,7 +214,7 @@ def _skip_everything(request: AskUserQuestionRequest, answer: Answer) -> Answer:
 BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
     "reverses-answer-order": (_subject(Flaws(transform=_reverse)), "ANS-ORDER-1"),
     "drops-last-answer": (_subject(Flaws(transform=_drop_last)), "ANS-COUNT-1"),
-    "trims-labels": (_subject(Flaws(transform=_trim_labels)), "ANS-SEL-3"),
+    "numbers-labels": (_subject(Flaws(transform=_number_labels)), "ANS-SEL-3"),
     "trims-custom-text": (_subject(Flaws(transform=_trim_custom)), "PRV-TEXT-1"),
     "keeps-choice-with-custom": (
         _subject(Flaws(transform=_keep_choice_with_custom)),

@@ -1,0 +1,83 @@
+"""Stand-in providers the service checks register, and small outcome helpers.
+
+The suite owns these providers, so it knows exactly what reached them and how
+they were cancelled. The project's own tests use them too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+
+from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest
+
+__all__ = ["Ignoring", "Recording", "Swallowing", "code_of", "settle"]
+
+
+class Recording:
+    """A provider that records each request and returns a given answer (or skips all)."""
+
+    def __init__(self, *answer: object) -> None:
+        self.seen: list[AskUserQuestionRequest] = []
+        self.answer = answer
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        self.seen.append(request)
+        if self.answer:
+            return self.answer[0]  # type: ignore[return-value] # deliberately any answer
+        return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
+
+
+class _Waiting:
+    """Shows the request and waits forever; ``started`` is set once it is waiting."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def _wait(self) -> None:
+        self.started.set()
+        await asyncio.Event().wait()
+
+
+class Ignoring(_Waiting):
+    """A provider that ignores its signal and waits forever, counting its cancellations."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancelled = 0
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        try:
+            await self._wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        raise AssertionError  # pragma: no cover - the wait never ends
+
+
+class Swallowing(_Waiting):
+    """A provider that swallows its cancellation and answers late."""
+
+    def __init__(self, answer: AskUserQuestionAnswer) -> None:
+        super().__init__()
+        self.answer = answer
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        try:
+            await self._wait()
+        except asyncio.CancelledError:
+            return self.answer
+        raise AssertionError  # pragma: no cover - the wait never ends
+
+
+def code_of(outcome: object) -> object:
+    """The ``code`` an outcome carries, or ``None``; services in any style may pass."""
+    return getattr(outcome, "code", None)
+
+
+async def settle(awaitable: Awaitable[object]) -> object:
+    """Await *awaitable* and return its result or the exception it raised."""
+    try:
+        return await awaitable
+    except BaseException as error:  # noqa: BLE001 - every outcome is judged by the caller
+        return error

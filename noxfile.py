@@ -85,6 +85,13 @@ def docs(session: nox.Session) -> None:
 
 
 @nox.session(python="3.11", default=False)
+def fuzz(session: nox.Session) -> None:
+    """Fuzz the tool; ``nox -s fuzz -- 1000000`` for a million inputs. Not part of CI."""
+    _install(session)
+    session.run("python", "fuzz/fuzz_tool.py", *session.posargs)
+
+
+@nox.session(python="3.11", default=False)
 def bench(session: nox.Session) -> None:
     """Benchmarks; not part of CI. Results go to bench/results/."""
     _install(session)

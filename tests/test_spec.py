@@ -145,3 +145,16 @@ def test_answer_schema_never_accepts_what_the_shape_rules_reject(data: st.DataOb
     if broken & shape_rules:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(case.answer, load("answer.schema.json"))
+
+
+def test_tool_spec_ids_and_their_tests_agree() -> None:
+    """Every TOOL-/PLAN- requirement is cited by a test, and every cited ID exists."""
+    text = (ROOT / "spec" / "tool.md").read_text(encoding="utf-8")
+    declared = {m["id"] for m in REQUIREMENT.finditer(text)}
+    assert f"Spec version: **{dsh_user_interaction.SPEC_VERSION}**" in text
+    tests = "".join(
+        (ROOT / "tests" / name).read_text() for name in ("test_tool.py", "test_plan_review.py")
+    )
+    cited = set(re.findall(r"\b(?:TOOL|PLAN)-[A-Z]+-\d+\b", tests))
+    assert declared
+    assert declared == cited, (declared - cited, cited - declared)

@@ -1,0 +1,282 @@
+"""The model-facing tool (TOOL-* in spec/tool.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dsh_user_interaction import (
+    AbortController,
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ErrorCode,
+    ScriptedProvider,
+    UserInteractionError,
+    UserInteractionService,
+)
+from dsh_user_interaction.tool import (
+    ASK_USER_QUESTION_TOOL,
+    ToolResult,
+    anthropic_tool,
+    ask_user_question,
+    openai_tool,
+)
+from dsh_user_interaction_conformance._stand_ins import Ignoring, Recording
+from dsh_user_interaction_conformance.strategies import actions, requests
+
+from .helpers import run
+
+SCHEMA = Path(__file__).parent.parent / "spec" / "schema" / "tool-input.schema.json"
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+def service_with(provider: Any, *, strict: bool = True) -> UserInteractionService:
+    service = UserInteractionService(strict=strict)
+    service.register_provider(provider)
+    return service
+
+
+def call(service: Any, arguments: object, **options: Any) -> ToolResult:
+    return run(ask_user_question(service, arguments, **options))
+
+
+def test_definition_matches_the_spec_schema_and_the_original() -> None:
+    """TOOL-DEF-1: name, description and schema (the spec file holds the same schema)."""
+    assert ASK_USER_QUESTION_TOOL["name"] == "ask_user_question"
+    assert ASK_USER_QUESTION_TOOL["description"] == (
+        "Ask the user a concise question when you need confirmation, a choice, or missing "
+        "information before proceeding. Send one or more questions, each with a stable id "
+        "that will be echoed in the answer."
+    )
+    spec = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    for key in ("$schema", "$id", "title", "description"):
+        spec.pop(key)
+    assert spec == ASK_USER_QUESTION_TOOL["input_schema"]
+    options = spec["properties"]["questions"]["items"]["properties"]["options"]
+    assert "(Recommended)" in options["description"]
+    assert "first" in options["description"]
+
+
+def test_definition_bytes_are_stable_and_adapters_share_them() -> None:
+    """TOOL-DEF-2: the same bytes every time, in every adapter shape."""
+    first = json.dumps(ASK_USER_QUESTION_TOOL, sort_keys=False)
+    for _ in range(3):
+        assert json.dumps(ASK_USER_QUESTION_TOOL, sort_keys=False) == first
+    schema = json.dumps(ASK_USER_QUESTION_TOOL["input_schema"])
+    assert json.dumps(openai_tool()["function"]["parameters"]) == schema
+    assert json.dumps(anthropic_tool()["input_schema"]) == schema
+    assert openai_tool()["type"] == "function"
+
+
+def test_success_is_compact_json_in_the_original_key_order() -> None:
+    """TOOL-OK-1: the original's example, byte for byte."""
+
+    def respond(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        return {
+            "answers": [
+                {"selected": ["tests", "docs"], "id": "targets"},  # key order is re-projected
+                {"id": "notes", "custom": "ship today", "selected": []},
+            ]
+        }
+
+    arguments = {
+        "questions": [
+            {"id": "targets", "question": "Which?", "multi_select": True,
+             "options": [{"label": "tests"}, {"label": "docs"}]},
+            {"id": "notes", "question": "Notes?"},
+        ]
+    }  # fmt: skip
+    result = call(service_with(ScriptedProvider(respond=respond)), arguments)
+    assert result == ToolResult(
+        '{"answers":[{"id":"targets","selected":["tests","docs"]},'
+        '{"id":"notes","selected":[],"custom":"ship today"}]}'
+    )
+
+
+def test_arguments_map_multi_select_and_drop_what_a_model_may_not_send() -> None:
+    """TOOL-ARGS-2: multi_select becomes multiSelect; detail, intent and extras stay out."""
+    provider = Recording()
+    arguments = json.dumps({
+        "questions": [{
+            "id": "q", "question": "?", "multi_select": True, "detail": "x",
+            "intent": {"kind": "plan-review", "approve": "A"}, "priority": 1,
+            "options": [{"label": "A", "description": "d", "icon": "*"}],
+        }],
+        "extra": True,
+    })  # fmt: skip
+    controller = AbortController()
+    call(service_with(provider), arguments, signal=controller.signal, agent="planner")
+    (request,) = provider.seen
+    assert request == {
+        "questions": [{"id": "q", "question": "?", "multiSelect": True,
+                       "options": [{"label": "A", "description": "d"}]}],
+        "agent": "planner",
+        "signal": controller.signal,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("arguments", "text"),
+    [
+        ("[1]", "Error: $: expected an object, got array"),
+        ("{", "Error: $: arguments are not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+        ({}, "Error: $.questions: required"),
+        ({"questions": {}}, "Error: $.questions: expected an array, got object"),
+        ({"questions": [{"question": "?"}]}, "Error: $.questions[0].id: required"),
+        ({"questions": [{"id": "a", "question": 3}]}, "Error: $.questions[0].question: expected a string, got number"),
+        ({"questions": [{"id": "a", "question": "?", "options": [{"label": None}]}]}, "Error: $.questions[0].options[0].label: expected a string, got null"),
+        ({"questions": [{"id": "a", "question": "?", "multi_select": "yes"}]}, "Error: $.questions[0].multi_select: expected a boolean, got string"),
+        ({"questions": [{"id": "a", "question": "?"}, {"id": "a", "question": "!"}]}, 'Error: $.questions[1].id: "a" duplicates $.questions[0].id'),
+        ({"questions": [{"id": "a", "question": "?", "options": [{"label": "x", "description": 1}]}]}, "Error: $.questions[0].options[0].description: expected a string, got number"),
+    ],
+)  # fmt: skip
+def test_malformed_arguments_name_the_path_and_the_problem(arguments: object, text: str) -> None:
+    """TOOL-ARGS-1: one error line with a JSON path, and the provider is never asked."""
+    provider = Recording()
+    assert call(service_with(provider), arguments) == ToolResult(text, is_error=True)
+    assert provider.seen == []
+
+
+def test_size_limit_counts_json_bytes_and_is_configurable() -> None:
+    """TOOL-ARGS-1: arguments over the limit are refused before parsing."""
+    big = {"questions": [{"id": "a", "question": "x" * 70_000}]}
+    result = call(service_with(Recording()), big)
+    assert result.is_error
+    assert result.text.startswith("Error: $: arguments are ")
+    assert "over the 65536-byte limit" in result.text
+    assert call(service_with(Recording()), json.dumps(big), max_bytes=200_000).is_error is False
+    assert call(service_with(Recording()), '{"questions": []}', max_bytes=5).is_error
+
+
+@pytest.mark.parametrize(
+    ("arguments", "prepare", "text"),
+    [
+        ({"questions": []}, None, "Error: ask_user_question requires at least one question"),
+        ({"questions": [{"id": "q", "question": "?"}]}, "no-provider", "Error: no user-interaction provider is registered"),
+        ({"questions": [{"id": "q", "question": "?"}]}, "aborted", "Error: ask_user_question was aborted before the user answered"),
+        ({"questions": [{"id": "", "question": "?"}]}, None, "Error: questions[0]: id must be a non-empty string, got an empty string"),
+    ],
+)  # fmt: skip
+def test_seam_errors_become_error_lines(arguments: object, prepare: str | None, text: str) -> None:
+    """TOOL-ERR-1: the seam's fixed messages, byte for byte, as one error line."""
+    service = UserInteractionService() if prepare == "no-provider" else service_with(Recording())
+    controller = AbortController()
+    if prepare == "aborted":
+        controller.abort()
+    signal = controller.signal
+    assert call(service, arguments, signal=signal) == ToolResult(text, is_error=True)
+
+
+def test_dismissal_and_provider_errors_are_error_lines() -> None:
+    """TOOL-ERR-1: ASK_CANCELLED and arbitrary provider errors become text, never raise."""
+    for error, text in [
+        (
+            UserInteractionError.of(ErrorCode.ASK_CANCELLED),
+            "Error: the user cancelled ask_user_question",
+        ),
+        (RuntimeError("screen\nlost"), "Error: screen lost"),
+        (ValueError(), "Error: ValueError"),
+    ]:
+
+        async def fail(
+            request: AskUserQuestionRequest, error: Exception = error
+        ) -> AskUserQuestionAnswer:
+            raise error
+
+        service = service_with(ScriptedProvider(respond=fail))
+        assert call(service, {"questions": [{"id": "q", "question": "?"}]}) == ToolResult(
+            text, True
+        )
+
+
+def test_cancellation_propagates() -> None:
+    """TOOL-SAFE-1: the one exception the tool lets through is CancelledError."""
+
+    async def main() -> None:
+        task = asyncio.ensure_future(
+            ask_user_question(
+                service_with(Ignoring()), {"questions": [{"id": "q", "question": "?"}]}
+            )
+        )
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(main())
+
+
+def test_lone_surrogates_never_break_utf8() -> None:
+    """TOOL-SAFE-1: surrogates are escaped in JSON and replaced in error text."""
+    weird = "a\ud800b"
+
+    def respond(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        return {"answers": [{"id": weird, "selected": [], "custom": weird}]}
+
+    service = service_with(ScriptedProvider(respond=respond), strict=False)
+    result = call(service, {"questions": [{"id": weird, "question": "?"}]})
+    result.text.encode("utf-8")
+    assert json.loads(result.text) == {"answers": [{"id": weird, "selected": [], "custom": weird}]}
+    error = call(service, {"questions": [{"id": 1, weird: 2}], weird: weird})
+    error.text.encode("utf-8")
+    bad = call(service_with(Recording()), '{"questions": [{"id": "\ud800", "question": 5}]}')
+    assert bad.text.encode("utf-8")
+
+
+def test_a_lenient_service_with_a_malformed_answer_gives_an_error_line() -> None:
+    """TOOL-SAFE-1: even an answer that is not an answer does not crash the tool."""
+    for junk in [
+        None,
+        {"answers": 3},
+        {"answers": [7]},
+        {"answers": [{"id": "q", "selected": [object()]}]},
+    ]:
+        service = service_with(Recording(junk), strict=False)
+        result = call(service, {"questions": [{"id": "q", "question": "?"}]})
+        assert result.is_error, junk
+
+
+@given(st.data())
+def test_the_answer_is_the_whole_result(data: st.DataObject) -> None:
+    """TOOL-WAIT-1 and TOOL-OK-1: the text is exactly the compact answer, whatever was asked."""
+    from dsh_user_interaction_conformance import expected_answer
+
+    request = data.draw(requests())
+    answer = expected_answer(request, data.draw(actions(request)))
+    arguments = {"questions": [
+        {"id": q["id"], "question": q["question"],
+         **({"options": list(q["options"])} if "options" in q else {}),
+         **({"multi_select": q["multiSelect"]} if "multiSelect" in q else {})}
+        for q in request["questions"]
+    ]}  # fmt: skip
+    result = call(service_with(Recording(answer)), arguments)
+    assert result == ToolResult(json.dumps(answer, ensure_ascii=False, separators=(",", ":")))
+
+
+@given(json_values)
+def test_fuzz_arbitrary_json_values(arguments: object) -> None:
+    """TOOL-SAFE-1: any JSON value gives a ToolResult with UTF-8 text."""
+    result = call(service_with(Recording()), arguments)
+    assert isinstance(result, ToolResult)
+    result.text.encode("utf-8")
+
+
+@given(st.text())
+def test_fuzz_arbitrary_text(arguments: str) -> None:
+    """TOOL-SAFE-1: any text (surrogates included) gives a ToolResult with UTF-8 text."""
+    result = call(service_with(Recording()), arguments)
+    assert isinstance(result, ToolResult)
+    result.text.encode("utf-8")

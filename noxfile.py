@@ -15,7 +15,7 @@ import nox
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["lint", "typecheck", "tests", "conformance"]
+nox.options.sessions = ["lint", "typecheck", "tests", "conformance", "docs"]
 
 PYTHONS = ["3.11", "3.12", "3.13"]
 
@@ -82,6 +82,24 @@ def docs(session: nox.Session) -> None:
     session.run(
         "sphinx-build", "-W", "-n", "--keep-going", "-b", "html", "docs", "docs/_build/html"
     )
+
+
+@nox.session(python="3.11", default=False)
+def screenshots(session: nox.Session) -> None:
+    """Screenshot the start, spec and API pages in headless Chromium, to look at them."""
+    chromium = shutil.which("chromium") or session.error("install Debian's chromium first")
+    docs(session)
+    out = "docs/_build/screenshots"
+    os.makedirs(out, exist_ok=True)
+    for page in ("index", "spec", "api"):
+        session.run(
+            chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", f"--user-data-dir={session.create_tmp()}/chromium",
+            "--window-size=1280,1600", f"--screenshot={out}/{page}.png",
+            f"file://{os.getcwd()}/docs/_build/html/{page}.html",
+            external=True,
+        )  # fmt: skip
 
 
 @nox.session(python="3.11", default=False)

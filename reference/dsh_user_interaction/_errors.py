@@ -42,15 +42,15 @@ class ErrorCode(enum.StrEnum):
     #: ``register_provider()`` was called while a provider is active. Raised at
     #: once (not from a coroutine), for the same provider object too.
     DUPLICATE_PROVIDER = "DUPLICATE_PROVIDER"
-    #: The request's signal was aborted: before ``ask()`` (stage 1, nothing is
+    #: The request's signal was aborted, before ``ask()`` (stage 1, nothing is
     #: shown) or while the provider was pending. Distinct from
     #: ``ASK_CANCELLED``: the *program* gave up, not the human.
     ASK_ABORTED = "ASK_ABORTED"
     #: The human dismissed the whole batch. Raised by providers, never by the
     #: service. Distinct from a skip, which answers one question with nothing.
     ASK_CANCELLED = "ASK_CANCELLED"
-    #: The request is structurally malformed: a wrong type, an empty or
-    #: duplicated id, duplicated option labels. Stage 3 of ``ask()``; the
+    #: The request is structurally malformed (a wrong type, an empty or
+    #: duplicated id, duplicated option labels). Stage 3 of ``ask()``; the
     #: message names the question and the field.
     BAD_REQUEST = "BAD_REQUEST"
     #: A provider returned an answer that breaks the answer rules. Raised by a
@@ -154,5 +154,8 @@ class UserInteractionError(HarnessError):
 
     @classmethod
     def of(cls, code: ErrorCode, *, answer: object | None = None) -> UserInteractionError:
-        """Build the error for *code* with its fixed message from :data:`MESSAGES`."""
+        """Build the error for *code* with its fixed message.
+
+        The message comes from :data:`~dsh_user_interaction.MESSAGES`.
+        """
         return cls(MESSAGES[code], code, answer=answer)

@@ -1,0 +1,78 @@
+"""A ``requirements-table`` directive built from the conformance suite's registry.
+
+The table lists each requirement of ``spec/user-interaction.md`` with its level,
+sentence and the checks that cover it. The build fails (a warning under
+``-W``) when a requirement has no check or a check cites an unknown ID, so the
+docs, the spec and the suite cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from dsh_user_interaction_conformance import CHECKS, requirements
+
+logger = logging.getLogger(__name__)
+
+
+class RequirementsTable(SphinxDirective):
+    """Render the requirement registry as a table."""
+
+    def run(self) -> list[nodes.Node]:
+        """Build the table; warn about uncovered requirements and unknown IDs."""
+        known = requirements()
+        where = self.get_location()
+        covering: dict[str, list[str]] = {rid: [] for rid in known}
+        for check in CHECKS:
+            for rid in check.requirements:
+                if rid not in covering:
+                    logger.warning(
+                        "check %s cites unknown requirement %s",
+                        check.name,
+                        rid,
+                        location=where,
+                    )
+                    continue
+                covering[rid].append(check.name)
+        for rid, names in covering.items():
+            if not names:
+                logger.warning("requirement %s has no conformance check", rid, location=where)
+        table = nodes.table(classes=["requirements"])
+        group = nodes.tgroup(cols=4)
+        table += group
+        for width in (14, 8, 60, 18):
+            group += nodes.colspec(colwidth=width)
+        head = nodes.thead()
+        group += head
+        head += self._row(["ID", "Level", "Requirement", "Checks"])
+        body = nodes.tbody()
+        group += body
+        for rid, requirement in known.items():
+            body += self._row(
+                [rid, requirement.level, requirement.sentence, ", ".join(covering[rid])]
+            )
+        return [table]
+
+    @staticmethod
+    def _row(cells: list[str]) -> nodes.row:
+        row = nodes.row()
+        for text in cells:
+            paragraph = nodes.paragraph()
+            # The spec writes code in backticks; render those parts as literals.
+            for number, part in enumerate(text.split("`")):
+                paragraph += nodes.literal(text=part) if number % 2 else nodes.Text(part)
+            entry = nodes.entry()
+            entry += paragraph
+            row += entry
+        return row
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Register the directive."""
+    app.add_directive("requirements-table", RequirementsTable)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

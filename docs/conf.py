@@ -1,0 +1,50 @@
+"""Sphinx configuration for the dsh-user-interaction documentation."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE / "_ext"))
+
+import dsh_user_interaction  # noqa: E402 - after the path set-up
+
+project = "dsh-user-interaction"
+author = "The dsh-user-interaction authors"
+copyright = "2026, The dsh-user-interaction authors"
+release = dsh_user_interaction.__version__
+version = release
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.doctest",
+    "requirements_table",
+]
+source_suffix = {".md": "markdown"}
+exclude_patterns = ["_build"]
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence"]
+
+html_theme = "furo"
+html_title = f"dsh-user-interaction {release}"
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_default_options = {"members": True, "undoc-members": False}
+nitpicky = True
+# The build is offline, so the standard library and third-party packages are
+# not cross-linked. Every public name of this project must resolve; the two
+# internal classes below appear only in the signatures of Check and Report.
+nitpick_ignore = [
+    ("py:class", "dsh_user_interaction_conformance._engine.Context"),
+    ("py:class", "dsh_user_interaction_conformance._engine.Outcome"),
+    ("py:class", "Responder"),
+]
+nitpick_ignore_regex = [
+    (r"py:.*", r"(collections\.abc|typing|typing_extensions|asyncio|types|enum|dataclasses)\..*"),
+    (r"py:.*", r"(hypothesis|pytest|_pytest)(\..*)?"),
+    (r"py:class", r"(NoneType|Ellipsis|EllipsisType)"),
+]

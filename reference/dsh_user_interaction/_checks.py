@@ -85,7 +85,8 @@ def _quote(value: str) -> str:
 
 
 def _is_mapping(value: object) -> TypeIs[Mapping[object, object]]:
-    return isinstance(value, Mapping)
+    # A dict is by far the common case; the ABC check is the slow path.
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _is_list(value: object) -> TypeIs[list[object] | tuple[object, ...]]:
@@ -106,12 +107,17 @@ def _where(index: int, question_id: object) -> str:
     return f"questions[{index}]"
 
 
+def _question_error(index: int, question_id: object, problem: str) -> UserInteractionError:
+    # Messages are built only on failure: the success path formats nothing.
+    return _bad_request(f"{_where(index, question_id)}: {problem}")
+
+
 def _check_structure(
     request: Mapping[object, object], questions: Sequence[object]
-) -> list[tuple[Mapping[object, object], list[str]]]:
+) -> list[tuple[Mapping[object, object], dict[str, None]]]:
     """Stage 3: raise ``BAD_REQUEST`` for the first structural problem.
 
-    Return each question with its option labels, for stage 4.
+    Return each question that has an intent, with its option labels, for stage 4.
     """
     signal = request.get("signal")
     if signal is not None and not isinstance(signal, AbortSignal):
@@ -121,86 +127,87 @@ def _check_structure(
         msg = f"request.agent must be a string, got {_type_name(request['agent'])}"
         raise _bad_request(msg)
     seen_ids: set[str] = set()
-    checked: list[tuple[Mapping[object, object], list[str]]] = []
+    checked: list[tuple[Mapping[object, object], dict[str, None]]] = []
     for index, question in enumerate(questions):
         if not _is_mapping(question):
             msg = f"questions[{index}] must be a mapping, got {_type_name(question)}"
             raise _bad_request(msg)
         question_id: object = question.get("id")
-        where = _where(index, question_id)
         # REQ-ID-1, REQ-ID-2
         if not isinstance(question_id, str) or not question_id:
             got = "an empty string" if question_id == "" else _type_name(question_id)
-            msg = f"{where}: id must be a non-empty string, got {got}"
-            raise _bad_request(msg)
+            raise _question_error(index, question_id, f"id must be a non-empty string, got {got}")
         if question_id in seen_ids:
-            msg = f"{where}: id duplicates an earlier question's id"
-            raise _bad_request(msg)
+            raise _question_error(index, question_id, "id duplicates an earlier question's id")
         seen_ids.add(question_id)
         # REQ-TEXT-1
         text: object = question.get("question")
         if not isinstance(text, str) or not text:
             got = "an empty string" if text == "" else _type_name(text)
-            msg = f"{where}: question must be a non-empty string, got {got}"
-            raise _bad_request(msg)
+            problem = f"question must be a non-empty string, got {got}"
+            raise _question_error(index, question_id, problem)
         # REQ-HEADER-1, REQ-DETAIL-1
         for key in ("header", "detail"):
             if key in question and not isinstance(question[key], str):
-                msg = f"{where}: {key} must be a string, got {_type_name(question[key])}"
-                raise _bad_request(msg)
+                problem = f"{key} must be a string, got {_type_name(question[key])}"
+                raise _question_error(index, question_id, problem)
         # REQ-OPTIONS-1, REQ-OPTIONS-2, REQ-OPTIONS-3
-        labels = _check_options(where, question["options"]) if "options" in question else []
+        labels = (
+            _check_options(index, question_id, question["options"]) if "options" in question else {}
+        )
         # REQ-MULTI-1
         if "multiSelect" in question and not isinstance(question["multiSelect"], bool):
-            got = _type_name(question["multiSelect"])
-            msg = f"{where}: multiSelect must be a bool, got {got}"
-            raise _bad_request(msg)
+            problem = f"multiSelect must be a bool, got {_type_name(question['multiSelect'])}"
+            raise _question_error(index, question_id, problem)
         # REQ-INTENT-1
         if "intent" in question:
             intent = question["intent"]
             if not _is_mapping(intent):
-                msg = f"{where}: intent must be a mapping, got {_type_name(intent)}"
-                raise _bad_request(msg)
+                problem = f"intent must be a mapping, got {_type_name(intent)}"
+                raise _question_error(index, question_id, problem)
             for key in ("kind", "approve"):
                 value: object = intent.get(key)
                 if not isinstance(value, str):
-                    msg = f"{where}: intent.{key} must be a string, got {_type_name(value)}"
-                    raise _bad_request(msg)
-        checked.append((question, labels))
+                    problem = f"intent.{key} must be a string, got {_type_name(value)}"
+                    raise _question_error(index, question_id, problem)
+            checked.append((question, labels))
     return checked
 
 
-def _check_options(where: str, options: object) -> list[str]:
+def _check_options(index: int, question_id: str, options: object) -> dict[str, None]:
+    """Check one question's options; return their labels, in order, as a set-like dict."""
     if not _is_list(options):
-        msg = f"{where}: options must be a list, got {_type_name(options)}"
-        raise _bad_request(msg)
+        raise _question_error(
+            index, question_id, f"options must be a list, got {_type_name(options)}"
+        )
     labels: dict[str, None] = {}
     for number, option in enumerate(options):
-        field = f"options[{number}]"
         if not _is_mapping(option):
-            msg = f"{where}: {field} must be a mapping, got {_type_name(option)}"
-            raise _bad_request(msg)
+            problem = f"options[{number}] must be a mapping, got {_type_name(option)}"
+            raise _question_error(index, question_id, problem)
         label: object = option.get("label")
         if not isinstance(label, str) or not label:
             got = "an empty string" if label == "" else _type_name(label)
-            msg = f"{where}: {field}.label must be a non-empty string, got {got}"
-            raise _bad_request(msg)
+            problem = f"options[{number}].label must be a non-empty string, got {got}"
+            raise _question_error(index, question_id, problem)
         if "description" in option and not isinstance(option["description"], str):
             got = _type_name(option["description"])
-            msg = f"{where}: {field}.description must be a string, got {got}"
-            raise _bad_request(msg)
+            problem = f"options[{number}].description must be a string, got {got}"
+            raise _question_error(index, question_id, problem)
         if label in labels:
-            msg = f"{where}: {field}.label {_quote(label)} duplicates an earlier option's label"
-            raise _bad_request(msg)
+            problem = (
+                f"options[{number}].label {_quote(label)} duplicates an earlier option's label"
+            )
+            raise _question_error(index, question_id, problem)
         labels[label] = None
-    return list(labels)
+    return labels
 
 
-def _check_intents(checked: list[tuple[Mapping[object, object], list[str]]]) -> None:
+def _check_intents(checked: list[tuple[Mapping[object, object], dict[str, None]]]) -> None:
     """Stage 4: raise ``BAD_INTENT`` for the first intent problem."""
     for question, labels in checked:
-        intent = question.get("intent")
-        if not _is_mapping(intent):
+        intent = question["intent"]
+        if not _is_mapping(intent):  # pragma: no cover - checked at stage 3
             continue
         kind: object = intent.get("kind")
         approve: object = intent.get("approve")
@@ -285,8 +292,8 @@ def answer_violations(request: AskUserQuestionRequest, answer: object) -> list[V
     if not _is_mapping(answer):
         add("ANS-SHAPE-1", None, f"answer must be a mapping, got {_type_name(answer)}")
         return found
-    extra = sorted(repr(key) for key in answer if key not in _ANSWER_KEYS)
-    if extra:
+    if not answer.keys() <= _ANSWER_KEYS:
+        extra = sorted(repr(key) for key in answer if key not in _ANSWER_KEYS)
         add("ANS-KEYS-1", None, f"answer has keys besides answers: {', '.join(extra)}")
     items: object = answer.get("answers")
     if not _is_list(items):
@@ -314,13 +321,16 @@ def _item_violations(
     add: Callable[[str, str | None, str], None],
 ) -> None:
     question_id = question["id"]
-    field = f"answers[{index}]"
     if not _is_mapping(item):
-        add("ANS-SHAPE-1", question_id, f"{field} must be a mapping, got {_type_name(item)}")
+        add(
+            "ANS-SHAPE-1",
+            question_id,
+            f"answers[{index}] must be a mapping, got {_type_name(item)}",
+        )
         return
-    extra = sorted(repr(key) for key in item if key not in _ITEM_KEYS)
-    if extra:
-        add("ANS-KEYS-1", question_id, f"{field} has unknown keys: {', '.join(extra)}")
+    if not item.keys() <= _ITEM_KEYS:
+        extra = sorted(repr(key) for key in item if key not in _ITEM_KEYS)
+        add("ANS-KEYS-1", question_id, f"answers[{index}] has unknown keys: {', '.join(extra)}")
     # ANS-ORDER-1
     item_id: object = item.get("id")
     if item_id != question_id:
@@ -328,34 +338,45 @@ def _item_violations(
         add(
             "ANS-ORDER-1",
             question_id,
-            f"{field}.id must be {_quote(question_id)} (question order), got {got}",
+            f"answers[{index}].id must be {_quote(question_id)} (question order), got {got}",
         )
     # ANS-SEL-1
     selected: object = item.get("selected")
     labels: list[str] = []
     if not _is_list(selected):
         got = "nothing" if "selected" not in item else _type_name(selected)
-        add("ANS-SEL-1", question_id, f"{field}.selected must be a list of labels, got {got}")
+        add(
+            "ANS-SEL-1",
+            question_id,
+            f"answers[{index}].selected must be a list of labels, got {got}",
+        )
     else:
         for label in selected:
             if isinstance(label, str):
                 labels.append(label)
             else:
                 got = _type_name(label)
-                add("ANS-SEL-1", question_id, f"{field}.selected holds a {got}, not a label")
+                add(
+                    "ANS-SEL-1",
+                    question_id,
+                    f"answers[{index}].selected holds a {got}, not a label",
+                )
     options = question.get("options") or ()
     offered = {option["label"]: number for number, option in enumerate(options)}
     # ANS-SEL-2, ANS-SEL-3
     seen: set[str] = set()
     for label in labels:
         if label in seen:
-            add("ANS-SEL-2", question_id, f"{field}.selected repeats label {_quote(label)}")
+            add(
+                "ANS-SEL-2", question_id, f"answers[{index}].selected repeats label {_quote(label)}"
+            )
         seen.add(label)
         if label not in offered:
             add(
                 "ANS-SEL-3",
                 question_id,
-                f"{field}.selected label {_quote(label)} is not one of the question's options",
+                f"answers[{index}].selected label {_quote(label)}"
+                " is not one of the question's options",
             )
     # ANS-CUSTOM-1
     has_custom = "custom" in item
@@ -365,32 +386,36 @@ def _item_violations(
             add(
                 "ANS-CUSTOM-1",
                 question_id,
-                f"{field}.custom must be a string, got {_type_name(custom)}",
+                f"answers[{index}].custom must be a string, got {_type_name(custom)}",
             )
         elif is_blank(custom):
             add(
                 "ANS-CUSTOM-1",
                 question_id,
-                f"{field}.custom must hold a non-whitespace character; omit it to skip",
+                f"answers[{index}].custom must hold a non-whitespace character; omit it to skip",
             )
     if question.get("multiSelect") is True:
         # ANS-MULTI-2
         ranks = [offered[label] for label in labels if label in offered]
         if ranks != sorted(ranks):
-            add("ANS-MULTI-2", question_id, f"{field}.selected labels are not in option order")
+            add(
+                "ANS-MULTI-2",
+                question_id,
+                f"answers[{index}].selected labels are not in option order",
+            )
         return
     # ANS-SINGLE-1, ANS-SINGLE-2
     if len(labels) > 1:
         add(
             "ANS-SINGLE-1",
             question_id,
-            f"{field}.selected has {len(labels)} labels on a single-select question",
+            f"answers[{index}].selected has {len(labels)} labels on a single-select question",
         )
     if has_custom and labels:
         add(
             "ANS-SINGLE-2",
             question_id,
-            f"{field} has both selected and custom on a single-select question;"
+            f"answers[{index}] has both selected and custom on a single-select question;"
             " custom overrides the choice, so selected must be empty",
         )
 

@@ -9,7 +9,11 @@ on every key, so the JSON Schemas in ``spec/schema`` and Hypothesis's
 # Note: no ``from __future__ import annotations`` here. TypedDict reads
 # Required and NotRequired when the class is created, so they must be real.
 from collections.abc import Sequence
-from typing import Literal, NotRequired, Protocol, Required, TypeAlias, TypedDict
+from typing import Literal, NotRequired, Protocol, Required, TypeAlias
+
+# typing_extensions' TypedDict, so that pydantic can validate these types on
+# Python 3.11 too (it refuses typing.TypedDict before 3.12).
+from typing_extensions import TypedDict
 
 from ._abort import AbortSignal
 

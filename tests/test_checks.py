@@ -279,3 +279,17 @@ def test_violation_messages_quote_hostile_labels() -> None:
     }
     (violation,) = answer_violations(request, {"answers": [{"id": "q", "selected": ["\x1b[31m"]}]})
     assert json.dumps("\x1b[31m") in violation.message
+
+
+def test_hostile_answers_give_bounded_reports() -> None:
+    """A label repeated 10,000 times is one ANS-SEL-2 violation, and long labels are shortened."""
+    label = "x" * 5_000
+    request: AskUserQuestionRequest = {
+        "questions": [
+            {"id": "q", "question": "?", "multiSelect": True, "options": [{"label": label}]}
+        ]
+    }
+    found = answer_violations(request, {"answers": [{"id": "q", "selected": [label] * 10_000}]})
+    assert [v.requirement for v in found] == ["ANS-SEL-2"]
+    assert len(found[0].message) < 400
+    assert "(5000 characters)" in found[0].message

@@ -79,9 +79,15 @@ class Violation:
         return f"{self.requirement} ({self.level}): {where}{self.message}"
 
 
+#: Longer strings are shortened in messages, so a hostile input cannot make them huge.
+_QUOTE_LIMIT: Final = 200
+
+
 def _quote(value: str) -> str:
     # JSON quoting keeps control characters, bidi overrides and the like visible.
-    return json.dumps(value)
+    if len(value) <= _QUOTE_LIMIT:
+        return json.dumps(value)
+    return f"{json.dumps(value[:_QUOTE_LIMIT])}... ({len(value)} characters)"
 
 
 def _is_mapping(value: object) -> TypeIs[Mapping[object, object]]:
@@ -365,11 +371,17 @@ def _item_violations(
     offered = {option["label"]: number for number, option in enumerate(options)}
     # ANS-SEL-2, ANS-SEL-3
     seen: set[str] = set()
+    repeated: set[str] = set()
     for label in labels:
         if label in seen:
-            add(
-                "ANS-SEL-2", question_id, f"answers[{index}].selected repeats label {_quote(label)}"
-            )
+            if label not in repeated:  # one violation per repeated label, however often
+                repeated.add(label)
+                add(
+                    "ANS-SEL-2",
+                    question_id,
+                    f"answers[{index}].selected repeats label {_quote(label)}",
+                )
+            continue
         seen.add(label)
         if label not in offered:
             add(

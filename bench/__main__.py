@@ -1,0 +1,388 @@
+"""Benchmarks of the seam, each reported as a ratio against a peer measured in the same run.
+
+Run with ``nox -s bench`` (or ``python -m bench`` with pydantic, jsonschema and
+matplotlib installed). Results go to ``bench/results/results.json`` and the
+scaling plot to ``docs/_static/scaling.png``. Absolute times are printed for
+context only: these machines are shared, so only ratios within one run mean
+anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+PLOT = ROOT / "docs" / "_static" / "scaling.png"
+
+from dsh_user_interaction import (  # noqa: E402 - after the constants, for the docstring's sake
+    AbortController,
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ScriptedProvider,
+    UserInteractionError,
+    UserInteractionService,
+    answer_violations,
+    check_request,
+)
+
+
+def request_of(
+    questions: int, options: int = 4, *, label: str = "option"
+) -> AskUserQuestionRequest:
+    return {
+        "questions": [
+            {
+                "id": f"q{i}",
+                "question": f"Question {i}?",
+                "options": [
+                    {"label": f"{label} {j}", "description": "why"} for j in range(options)
+                ],
+            }
+            for i in range(questions)
+        ]
+    }
+
+
+def answer_to(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    return {
+        "answers": [
+            {"id": q["id"], "selected": [q["options"][0]["label"]]}  # type: ignore[index]
+            for q in request["questions"]
+        ]
+    }
+
+
+class Instant:
+    """A provider that answers at once with a prepared answer."""
+
+    def __init__(self, answer: AskUserQuestionAnswer) -> None:
+        self.answer = answer
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        return self.answer
+
+
+def best_of(repeats: int, measure: Callable[[], float]) -> float:
+    return min(measure() for _ in range(repeats))
+
+
+def per_call_sync(function: Callable[[], object], *, budget: float = 0.2) -> float:
+    """Seconds per call, best of five runs of about *budget* seconds each."""
+    calls = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(calls):
+            function()
+        elapsed = time.perf_counter() - start
+        if elapsed > budget / 5:
+            break
+        calls *= 2
+
+    def run() -> float:
+        start = time.perf_counter()
+        for _ in range(calls):
+            function()
+        return (time.perf_counter() - start) / calls
+
+    return best_of(5, run)
+
+
+def per_call_async(factory: Callable[[], Awaitable[object]], calls: int) -> float:
+    async def loop() -> float:
+        start = time.perf_counter()
+        for _ in range(calls):
+            await factory()
+        return (time.perf_counter() - start) / calls
+
+    return best_of(5, lambda: asyncio.run(loop()))
+
+
+def service_overhead() -> dict[str, Any]:
+    """1. ``ask()`` end to end against the provider alone, pydantic and jsonschema."""
+    import jsonschema
+    import pydantic
+
+    schema = json.loads((ROOT / "spec" / "schema" / "request.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+
+    @pydantic.with_config(pydantic.ConfigDict(arbitrary_types_allowed=True))
+    class PydanticRequest(AskUserQuestionRequest):
+        """The same TypedDict, allowed to hold an AbortSignal."""
+
+    adapter = pydantic.TypeAdapter(PydanticRequest)
+    rows = []
+    for size in (1, 4, 16, 64, 256):
+        request = request_of(size)
+        answer = answer_to(request)
+        provider = Instant(answer)
+        service = UserInteractionService()
+        service.register_provider(provider)
+        calls = max(20, 20_000 // size)
+        ask = per_call_async(lambda: service.ask(request), calls)
+        direct = per_call_async(lambda: provider.ask(request), calls)
+        with_pydantic = per_call_sync(lambda: adapter.validate_python(request))
+        with_jsonschema = per_call_sync(lambda: validator.validate(request))
+        rows.append(
+            {
+                "questions": size,
+                "ask_us": ask * 1e6,
+                "ask_over_direct": ask / direct,
+                "ask_over_pydantic": ask / with_pydantic,
+                "ask_over_jsonschema": ask / with_jsonschema,
+            }
+        )
+    return {"rows": rows}
+
+
+def scaling() -> dict[str, Any]:
+    """2. check_request and answer_violations per question x option, up to 10,000 questions."""
+    rows = []
+    for size in (10, 100, 1_000, 10_000):
+        request = request_of(size)
+        answer = answer_to(request)
+        cells = size * 4
+        rows.append(
+            {
+                "questions": size,
+                "check_ns_per_cell": per_call_sync(lambda: check_request(request)) / cells * 1e9,
+                "answer_ns_per_cell": per_call_sync(lambda: answer_violations(request, answer))
+                / cells
+                * 1e9,
+            }
+        )
+    hostile = []
+    for size in (100, 1_000, 10_000):
+        # Huge labels, and an answer that repeats one label many times.
+        request = request_of(1, size, label="x" * 1_000)
+        label = request["questions"][0]["options"][0]["label"]  # type: ignore[index]
+        dup_answer = {"answers": [{"id": "q0", "selected": [label] * size}]}
+        hostile.append(
+            {
+                "size": size,
+                "check_ns_per_option": per_call_sync(lambda: check_request(request)) / size * 1e9,
+                "duplicates_ns_per_label": per_call_sync(
+                    lambda: answer_violations(request, dup_answer)
+                )
+                / size
+                * 1e9,
+            }
+        )
+    return {"rows": rows, "hostile": hostile}
+
+
+class Ignoring:
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        self.started.set()
+        await asyncio.Event().wait()
+        raise AssertionError
+
+
+def abort_latency() -> dict[str, Any]:
+    """3. From ``abort()`` to ``ask()`` raising: loop iterations, and time in ``sleep(0)`` units."""
+
+    async def measure() -> dict[str, float]:
+        service = UserInteractionService()
+        provider = Ignoring()
+        service.register_provider(provider)
+        latencies, round_trips, iterations = [], [], []
+        for _ in range(2_000):
+            controller = AbortController()
+            request = {**request_of(1), "signal": controller.signal}
+            task = asyncio.ensure_future(service.ask(request))  # type: ignore[arg-type]
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            start = time.perf_counter()
+            controller.abort()
+            steps = 0
+            while not task.done():
+                await asyncio.sleep(0)
+                steps += 1
+            latencies.append(time.perf_counter() - start)
+            iterations.append(steps)
+            assert isinstance(task.exception(), UserInteractionError)
+            start = time.perf_counter()
+            await asyncio.sleep(0)
+            round_trips.append(time.perf_counter() - start)
+        return {
+            "loop_iterations_until_raised": statistics.median(iterations),
+            "abort_to_raise_us": statistics.median(latencies) * 1e6,
+            "sleep0_us": statistics.median(round_trips) * 1e6,
+        }
+
+    result = asyncio.run(measure())
+    result["in_sleep0_round_trips"] = result["abort_to_raise_us"] / result["sleep0_us"]
+    return result
+
+
+def many_pending(count: int = 10_000) -> dict[str, Any]:
+    """4. Memory per pending ask, time to abort them all, and nothing left behind."""
+
+    async def measure() -> dict[str, Any]:
+        service = UserInteractionService()
+        provider = ScriptedProvider()
+        service.register_provider(provider)
+        controller = AbortController()
+        request = {**request_of(1), "signal": controller.signal}
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        tasks = [asyncio.ensure_future(service.ask(request)) for _ in range(count)]  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        pending_memory = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        assert len(provider.pending) == count, len(provider.pending)
+        start = time.perf_counter()
+        controller.abort()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        abort_all = time.perf_counter() - start
+        assert all(isinstance(r, UserInteractionError) for r in results)
+        leftover_tasks = len(asyncio.all_tasks()) - 1
+        return {
+            "pending": count,
+            "bytes_per_pending_ask": pending_memory / count,
+            "abort_all_ms": abort_all * 1e3,
+            "abort_us_per_ask": abort_all / count * 1e6,
+            "tasks_left": leftover_tasks,
+            "listeners_left": controller.signal.listener_count,
+            "service_records_left": service.pending_count,
+            "provider_queue_left": len(provider.pending),
+        }
+
+    return asyncio.run(measure())
+
+
+def _import_time(module: str) -> float:
+    """Best-of-seven cumulative import time of *module*, in microseconds."""
+    best = float("inf")
+    pattern = re.compile(rf"^import time:\s+\d+ \|\s+(\d+) \| {re.escape(module)}$", re.M)
+    for _ in range(7):
+        out = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stderr
+        best = min(best, int(pattern.findall(out)[-1]))
+    return best
+
+
+def import_cost() -> dict[str, Any]:
+    """5. ``import dsh_user_interaction`` against ``import asyncio`` alone."""
+    ours = _import_time("dsh_user_interaction")
+    asyncio_alone = _import_time("asyncio")
+    heavy = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, dsh_user_interaction;"
+            "print(sorted({'hypothesis','pytest','pydantic','jsonschema'} & set(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return {
+        "ours_us": ours,
+        "asyncio_us": asyncio_alone,
+        "ratio": ours / asyncio_alone,
+        "heavy_modules_imported": heavy,
+    }
+
+
+def conformance_times() -> dict[str, Any]:
+    """6. The suite's profiles against the reference, and time per generated example."""
+    from dsh_user_interaction_conformance import reference_subject, run_suite
+    from dsh_user_interaction_conformance._subject import reference_service
+
+    rows = []
+    for profile in ("quick", "default", "thorough"):
+        made = [0]
+
+        def subject() -> Any:
+            made[0] += 1
+            return reference_subject()
+
+        def service() -> UserInteractionService:
+            made[0] += 1
+            return reference_service()
+
+        start = time.perf_counter()
+        report = run_suite(
+            subject_factory=subject, service_factory=service, profile=profile, seed=1
+        )
+        elapsed = time.perf_counter() - start
+        rows.append(
+            {
+                "profile": profile,
+                "seconds": elapsed,
+                "examples": made[0],
+                "ms_per_example": elapsed / made[0] * 1e3,
+                "ok": report.ok,
+            }
+        )
+    return {"rows": rows}
+
+
+def plot(scaling_result: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = scaling_result["rows"]
+    sizes = [r["questions"] for r in rows]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=120)
+    ax.plot(sizes, [r["check_ns_per_cell"] for r in rows], marker="o", label="check_request")
+    ax.plot(sizes, [r["answer_ns_per_cell"] for r in rows], marker="s", label="answer_violations")
+    ax.set_xscale("log")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("questions (4 options each)")
+    ax.set_ylabel("ns per question x option")
+    ax.set_title("Cost per cell stays flat: the checks are linear")
+    ax.legend()
+    fig.tight_layout()
+    PLOT.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(PLOT)
+
+
+SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
+    "service_overhead": service_overhead,
+    "scaling": scaling,
+    "abort_latency": abort_latency,
+    "many_pending": many_pending,
+    "import_cost": import_cost,
+    "conformance": conformance_times,
+}
+
+
+def main(argv: list[str]) -> None:
+    chosen = argv or list(SECTIONS)
+    results: dict[str, Any] = {"python": sys.version.split()[0]}
+    for name in chosen:
+        sys.stdout.write(f"== {name}\n")
+        results[name] = SECTIONS[name]()
+        sys.stdout.write(json.dumps(results[name], indent=2) + "\n")
+    if "scaling" in results:
+        plot(results["scaling"])
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

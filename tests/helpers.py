@@ -6,9 +6,20 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from hypothesis import strategies as st
+
 from dsh_user_interaction import AskUserQuestionRequest
 
 T = TypeVar("T")
+
+#: Any JSON value: what a model, or another language, may send where a shape is expected.
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
 
 #: No test waits longer than this for anything; a hang fails instead.
 BOUND = 5.0

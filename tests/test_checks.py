@@ -26,13 +26,8 @@ from dsh_user_interaction_conformance.strategies import (
     valid_answers,
 )
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
+from .helpers import json_values
+
 # Values shaped like requests, with junk in every position.
 near_requests = st.fixed_dictionaries(
     {

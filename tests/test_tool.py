@@ -30,17 +30,9 @@ from dsh_user_interaction.tool import (
 from dsh_user_interaction_conformance._stand_ins import Ignoring, Recording
 from dsh_user_interaction_conformance.strategies import actions, requests
 
-from .helpers import run
+from .helpers import json_values, run
 
 SCHEMA = Path(__file__).parent.parent / "spec" / "schema" / "tool-input.schema.json"
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=30,
-)
 
 
 def service_with(provider: Any, *, strict: bool = True) -> UserInteractionService:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import unittest
 from dataclasses import dataclass, field
 
 from hypothesis import settings
@@ -172,4 +173,5 @@ class ServiceMachine(RuleBasedStateMachine):
         self.loop.close()
 
 
-TestServiceMachine = ServiceMachine.TestCase
+# Hypothesis types the generated TestCase class loosely.
+TestServiceMachine: type[unittest.TestCase] = ServiceMachine.TestCase  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 
-from dsh_user_interaction_conformance import CHECKS, requirements
+from dsh_user_interaction import ScriptedProvider
+from dsh_user_interaction_conformance import (
+    CHECKS,
+    Capabilities,
+    ScriptedDriver,
+    SetupError,
+    Subject,
+    reference_subject,
+    requirements,
+    run_suite,
+    with_capabilities,
+)
 from dsh_user_interaction_conformance.__main__ import main
+
+from .gallery.providers import BROKEN_PROVIDERS, FACTORY_TRIMS_AND_DROPS_SKIPPED
+from .gallery.services import BROKEN_SERVICES
 
 pytest_plugins = ["pytester"]
 
@@ -46,11 +62,17 @@ def test_cli_runs_the_reference_and_writes_a_report(
     report = json.loads(out.read_text())
     assert report["seed"] == 5
     assert report["profile"] == "quick"
-    assert report["spec_version"] == "1.0.0"
+    assert report["spec_version"] == "1.1.0"
     assert report["capabilities"]["can_skip"] is True
-    assert {r["status"] for r in report["results"]} == {"passed"}
-    assert {r["id"] for r in report["results"]} == set(requirements())
-    assert "61 requirements" in capsys.readouterr().out or len(requirements()) != 61
+    must = [r for r in report["results"] if r["level"] != "SHOULD"]
+    assert {r["status"] for r in must} == {"passed"}
+    assert {r["id"] for r in report["results"] + report["binding"]} == set(requirements())
+    assert not {r["id"] for r in report["results"]} & {"ABT-ONCE-1", "ERR-PICKLE-1"}
+    assert all(r["examples"] > 0 for r in must)
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0].startswith("dsh-user-interaction conformance")
+    assert "seed:         5" in printed
+    assert printed.rstrip().endswith("PASSED")
 
 
 @pytest.mark.parametrize(
@@ -61,7 +83,13 @@ def test_cli_runs_the_reference_and_writes_a_report(
         (["--provider", "no_such_module_xyz:f"], "cannot import"),
         (["--service", "json:nothing_here"], "no attribute"),
         (["--only", "no-such-check"], "unknown check"),
-        (["--bound", "0"], "must be positive"),
+        (["--bound", "0"], "finite positive"),
+        (["--bound", "nan"], "finite positive"),
+        (["--bound", "inf"], "finite positive"),
+        (["--provider", "tests.test_suite:raising_factory"], "raised ValueError: no display"),
+        (["--provider", "tests.test_suite:not_a_subject"], "returned str, not a Subject"),
+        (["--service", "tests.test_suite:raising_factory"], "service factory"),
+        (["--service", "tests.test_suite:not_a_subject"], "has no register_provider"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(
@@ -74,15 +102,28 @@ def test_usage_errors_exit_2_with_one_line(
     assert fragment in err
 
 
+def raising_factory() -> NoReturn:
+    """A factory whose UI cannot start."""
+    raise ValueError("no display")
+
+
+def not_a_subject() -> str:
+    """A factory that returns the wrong kind of object."""
+    return "subject"
+
+
 def test_failures_exit_1_and_print_a_reproducer(capsys: pytest.CaptureFixture[str]) -> None:
     """A broken subject exits 1; the output names the requirement, the spec and a reproducer."""
     code = main(BROKEN_RUN)
     out = capsys.readouterr().out
     assert code == 1
-    assert "FAILED: ANS-KEYS-1 (MUST)" in out
+    assert "=== FAILED: ANS-KEYS-1 (MUST), found by provider-answers" in out
     assert "spec: The answer has no key but" in out
     assert "minimal example:" in out
     assert "--seed 9 --only provider-answers" in out
+    assert "ANS-KEYS-1 (MUST): ANS-KEYS-1" not in out
+    assert "Falsifying" not in out
+    assert "reproduce_failure" not in out
 
 
 def test_baseline_turns_failures_into_expected_and_flags_stale_entries(tmp_path: Path) -> None:
@@ -93,10 +134,189 @@ def test_baseline_turns_failures_into_expected_and_flags_stale_entries(tmp_path:
     )
     assert main([*BROKEN_RUN, "--baseline", str(baseline)]) == 0
     baseline.write_text(json.dumps({"expected-failures": {"PRV-CANCEL-1": "was broken"}}))
-    reference = ["--profile", "quick", "--seed", "9", "--only", "provider-cancel"]
+    reference = ["--profile", "quick", "--seed", "9", "--only", "provider-lifecycle"]
     assert main([*reference, "--baseline", str(baseline)]) == 1
     baseline.write_text("[]")
     assert main([*BROKEN_RUN, "--baseline", str(baseline)]) == 2
+
+
+def test_an_unknown_baseline_id_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped ID in the baseline exits 2 and names it, instead of hiding nothing."""
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"expected-failures": {"PRV-TXET-1": "typo"}}))
+    assert main([*BROKEN_RUN, "--baseline", str(baseline)]) == 2
+    assert "PRV-TXET-1" in capsys.readouterr().err
+
+
+def test_a_baseline_hides_only_what_it_names(tmp_path: Path) -> None:
+    """With one flaw baselined, a second flaw of the same check still fails the run."""
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"expected-failures": {"PRV-TEXT-1": "trims until 2.1"}}))
+    argv = [
+        "--provider", "tests.gallery.providers:FACTORY_TRIMS_AND_DROPS_SKIPPED",
+        "--profile", "quick", "--seed", "4", "--only", "provider-answers",
+        "--baseline", str(baseline),
+    ]  # fmt: skip
+    assert main(argv) == 1
+    report = run_suite(
+        subject_factory=FACTORY_TRIMS_AND_DROPS_SKIPPED,
+        only=["provider-answers"],
+        profile="quick",
+        seed=4,
+        baseline={"PRV-TEXT-1": "trims until 2.1"},
+    )
+    status = {r.requirement.id: r.status for r in report.results}
+    assert status["PRV-TEXT-1"] == "expected-failure"
+    assert status["ANS-COUNT-1"] == "failed"
+    assert not report.ok
+
+
+def test_a_failure_found_by_another_check_is_kept() -> None:
+    """A check that finds a requirement outside its own list reports it, and the run fails."""
+    factory, _ = BROKEN_PROVIDERS["trims-when-busy"]
+    report = run_suite(
+        subject_factory=factory, only=["provider-concurrency"], profile="default", seed=2
+    )
+    failed = {r.requirement.id: r for r in report.results if r.status == "failed"}
+    assert "PRV-TEXT-1" in failed
+    assert failed["PRV-TEXT-1"].failed_in == "provider-concurrency"
+    assert failed["PRV-TEXT-1"].example
+    assert not report.ok
+
+
+def test_every_requirement_of_a_check_is_judged_after_one_fails() -> None:
+    """service-order keeps judging after a failure: a service broken twice is reported twice."""
+    factory, _ = BROKEN_SERVICES["asks-before-checking"]
+    report = run_suite(service_factory=factory, kinds=["service"], profile="quick", seed=1)
+    status = {r.requirement.id: r.status for r in report.results}
+    assert status["SVC-PASS-1"] == "failed"
+    # Its codes and messages are right, and they are still judged, as passes.
+    assert status["SVC-ORDER-3"] == "passed"
+    assert status["REQ-ID-1"] == "passed"
+    assert status["ERR-CODE-1"] == "passed"
+
+
+def test_unjudged_requirements_are_untested_never_passed() -> None:
+    """When every example hangs, what no example judged is untested, and fails the run."""
+    factory, _ = BROKEN_PROVIDERS["leaks-a-stubborn-task"]
+    report = run_suite(
+        subject_factory=factory, kinds=["provider"], profile="quick", seed=1, bound=0.2
+    )
+    status = {r.requirement.id: r.status for r in report.results}
+    assert status["PRV-LEAK-1"] == "failed"
+    assert "untested" in status.values()
+    assert all(r.examples == 0 for r in report.results if r.status == "untested")
+    assert not report.ok
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        ({"kinds": ["providr"]}, "unknown kind"),
+        ({"only": ["nope"]}, "unknown check"),
+        ({"profile": "fast"}, "profile must be one of"),
+        ({"bound": float("nan")}, "finite"),
+        ({"bound": -1.0}, "positive"),
+        ({"baseline": {"NOPE-1": "x"}}, "NOPE-1"),
+    ],
+)
+def test_run_suite_rejects_bad_arguments(arguments: dict[str, Any], fragment: str) -> None:
+    """run_suite validates its arguments with a ValueError that names the mistake."""
+    with pytest.raises(ValueError, match=fragment):
+        run_suite(**arguments)
+
+
+def test_a_raising_service_factory_is_a_setup_error() -> None:
+    """A service factory that raises stops the run with one SetupError naming it."""
+    with pytest.raises(SetupError, match=r"service factory .*raising_factory raised ValueError"):
+        run_suite(service_factory=raising_factory, kinds=["service"], profile="quick", seed=1)
+
+
+def test_async_factories_and_aclose_after_every_example() -> None:
+    """Async factories are awaited in the example's loop; aclose runs after every example."""
+    closed: list[int] = []
+    built: list[int] = []
+
+    async def factory() -> Subject:
+        subject = reference_subject()
+        built.append(id(subject))
+
+        async def aclose() -> None:
+            closed.append(id(subject))
+
+        subject.aclose = aclose
+        return subject
+
+    report = run_suite(subject_factory=factory, kinds=["provider"], profile="quick", seed=1)
+    assert report.ok
+    assert built
+    assert sorted(closed) == sorted(built)
+
+
+def test_aclose_runs_even_when_the_example_fails() -> None:
+    """A failing, or hanging, example still closes its subject."""
+    closed: list[object] = []
+    broken, _ = BROKEN_PROVIDERS["swallows-cancellation-forever"]
+
+    def factory() -> Subject:
+        subject = broken()
+
+        async def aclose() -> None:
+            closed.append(subject)
+
+        subject.aclose = aclose
+        return subject
+
+    report = run_suite(
+        subject_factory=factory, only=["provider-lifecycle"], profile="quick", seed=1, bound=0.2
+    )
+    assert not report.ok
+    assert closed
+
+
+def test_declared_capabilities_are_read_without_building_a_subject() -> None:
+    """with_capabilities declares the claim; nothing is built outside an example."""
+    built: list[bool] = []
+
+    claim = Capabilities(can_skip=False, can_dismiss=False)
+
+    @with_capabilities(claim)
+    def factory() -> Subject:
+        asyncio.get_running_loop()  # raises outside a loop
+        built.append(True)
+        provider = ScriptedProvider()
+        return Subject(provider, ScriptedDriver(provider, claim))
+
+    report = run_suite(subject_factory=factory, kinds=["provider"], profile="quick", seed=1)
+    assert report.ok
+    assert report.capabilities.can_skip is False
+    status = {r.requirement.id: r.status for r in report.results}
+    assert status["PRV-DISMISS-1"] == "skipped"
+
+
+def test_a_driver_that_claims_other_capabilities_is_a_setup_error() -> None:
+    """A driver whose capabilities differ from the declared claim is a set-up error."""
+
+    def factory() -> Subject:
+        provider = ScriptedProvider()
+        return Subject(provider, ScriptedDriver(provider, Capabilities(can_skip=False)))
+
+    with pytest.raises(SetupError, match="declares"):
+        run_suite(subject_factory=factory, kinds=["provider"], profile="quick", seed=1)
+
+
+def test_under_ci_the_run_is_derandomised_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With CI set and no seed, no seed is offered; the reproducer sets CI instead."""
+    monkeypatch.setenv("CI", "true")
+    assert main([*BROKEN_RUN[:4], "--only", "provider-answers"]) == 1
+    out = capsys.readouterr().out
+    assert "derandomises the run" in out
+    assert "reproduce: CI=true python -m dsh_user_interaction_conformance" in out
+    assert "--seed" not in out
 
 
 def test_pytest_plugin_runs_checks_from_a_fixture(pytester: pytest.Pytester) -> None:
@@ -114,9 +334,35 @@ def test_pytest_plugin_runs_checks_from_a_fixture(pytester: pytest.Pytester) -> 
     (pytester.path / "test_conformance.py").write_text(
         "def test_conformance(dsh_conformance_check):\n    dsh_conformance_check()\n"
     )
-    result = pytester.runpytest_subprocess("--dsh-profile", "quick")
+    result = pytester.runpytest_subprocess("--dsh-profile", "quick", "--dsh-seed", "3")
     provider_checks = sum(check.kind == "provider" for check in CHECKS)
     result.assert_outcomes(
         passed=provider_checks + sum(c.kind == "binding" for c in CHECKS),
         skipped=sum(c.kind == "service" for c in CHECKS),
     )
+
+
+def test_pytest_plugin_fails_a_broken_provider_with_a_reproducer(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plugin fails the check that catches a broken provider and prints how to re-run it."""
+    pytester.syspathinsert(ROOT)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makeconftest(
+        """
+        import pytest
+        from tests.gallery.providers import FACTORY_EXTRA_KEYS
+
+        @pytest.fixture
+        def dsh_user_interaction_subject():
+            return FACTORY_EXTRA_KEYS
+        """
+    )
+    (pytester.path / "test_conformance.py").write_text(
+        "def test_conformance(dsh_conformance_check):\n    dsh_conformance_check()\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "--dsh-profile", "quick", "--dsh-seed", "9", "-k", "provider-answers"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*FAILED: ANS-KEYS-1 (MUST)*", "*reproduce: pytest*--dsh-seed 9*"])

@@ -16,6 +16,8 @@ from ._behaviour import expected_answer as expected_answer
 from ._capabilities import Capabilities as Capabilities
 from ._engine import CHECKS as CHECKS
 from ._engine import Check as Check
+from ._engine import CheckOutcome as CheckOutcome
+from ._engine import SetupError as SetupError
 from ._registry import Requirement as Requirement
 from ._registry import requirements as requirements
 from ._runner import Report as Report
@@ -23,11 +25,13 @@ from ._runner import RequirementResult as RequirementResult
 from ._runner import run_suite as run_suite
 from ._subject import Driver as Driver
 from ._subject import ScriptedDriver as ScriptedDriver
+from ._subject import Service as Service
 from ._subject import ServiceFactory as ServiceFactory
 from ._subject import Subject as Subject
 from ._subject import SubjectFactory as SubjectFactory
 from ._subject import reference_service as reference_service
 from ._subject import reference_subject as reference_subject
+from ._subject import with_capabilities as with_capabilities
 
 __all__ = [
     "CHECKS",
@@ -35,6 +39,7 @@ __all__ = [
     "Behaviour",
     "Capabilities",
     "Check",
+    "CheckOutcome",
     "Dismiss",
     "Driver",
     "Nothing",
@@ -43,7 +48,9 @@ __all__ = [
     "Requirement",
     "RequirementResult",
     "ScriptedDriver",
+    "Service",
     "ServiceFactory",
+    "SetupError",
     "Skip",
     "Subject",
     "SubjectFactory",
@@ -53,4 +60,5 @@ __all__ = [
     "reference_subject",
     "requirements",
     "run_suite",
+    "with_capabilities",
 ]

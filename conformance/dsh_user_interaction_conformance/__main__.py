@@ -1,7 +1,7 @@
 """``python -m dsh_user_interaction_conformance``: run the suite from the command line.
 
-Exit status: 0 when every MUST requirement passed or is baselined, 1 on
-failures, 2 on a usage error.
+Exit status: 0 when every MUST requirement passed (or is baselined, or its
+capability is not claimed), 1 on failures, 2 on a usage or set-up error.
 """
 
 from __future__ import annotations
@@ -9,15 +9,20 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
+import os
 import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn, TextIO, cast
 
-from ._engine import CHECKS, PROFILES
-from ._runner import Report, run_suite
+import dsh_user_interaction
+
+from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
+from ._runner import Report, RequirementResult, check_baseline, factory_name, run_suite
+from ._subject import declared_capabilities
 
 __all__ = ["main"]
 
@@ -31,6 +36,16 @@ class _UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise _UsageError(message)
+
+
+def _bound(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite positive number, got {text!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,7 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, help="the seed; a failure prints the one to reuse")
     parser.add_argument(
-        "--bound", type=float, default=1.0, help="seconds a subject may take to settle"
+        "--bound",
+        type=_bound,
+        default=1.0,
+        help="seconds a subject may take to settle after an abort or an answer (default 1)",
     )
     parser.add_argument(
         "--only", action="append", default=[], metavar="CHECK", help="run only this check"
@@ -69,6 +87,8 @@ def _load(spec: str, option: str) -> Callable[[], Any]:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise _UsageError(f"{option}: cannot import {module_name!r}: {error}") from None
+    except Exception as error:  # noqa: BLE001 - a module that fails on import is a usage error
+        raise _UsageError(f"{option}: importing {module_name!r} raised {error!r}") from None
     target: Any = module
     for part in attr.split("."):
         if not hasattr(target, part):
@@ -96,10 +116,15 @@ def _baseline(path: Path) -> dict[str, str]:
         if not isinstance(key, str) or not isinstance(value, str):
             raise _UsageError(shape)
         result[key] = value
+    try:
+        check_baseline(result)
+    except ValueError as error:
+        raise _UsageError(f"--baseline: {error}") from None
     return result
 
 
-def _reproducer(report: Report, argv: Sequence[str], check: str) -> str:
+def reproducer(argv: Sequence[str], check: str, seed: int | None) -> str:
+    """The command that re-runs *check* as this run ran it."""
     kept: list[str] = []
     skip = False
     for arg in argv:
@@ -112,35 +137,104 @@ def _reproducer(report: Report, argv: Sequence[str], check: str) -> str:
         if arg.startswith(("--seed=", "--only=", "--json=")):
             continue
         kept.append(arg)
-    return shlex.join([*PROG.split(), *kept, "--seed", str(report.seed), "--only", check])
+    pinned = ["--seed", str(seed)] if seed is not None else []
+    command = shlex.join([*PROG.split(), *kept, *pinned, "--only", check])
+    return command if seed is not None else f"CI=true {command}"
 
 
-def _print(report: Report, argv: Sequence[str], elapsed: float) -> None:
-    out = sys.stdout
-    width = max((len(r.requirement.id) for r in report.results), default=10)
-    for result in report.results:
-        out.write(f"{result.status:>16}  {result.requirement.id:<{width}}  {result.message}\n")
-    for result in report.results:
-        if result.status not in {"failed", "warning"}:
-            continue
-        out.write(
-            f"\n=== {result.status.upper()}: {result.requirement.id} ({result.requirement.level})\n"
+class _Printer:
+    """Writes the header, one line per check as it finishes, and the summary."""
+
+    def __init__(self, out: TextIO, argv: Sequence[str]) -> None:
+        self.out = out
+        self.argv = argv
+
+    def header(self, args: argparse.Namespace, subject: object, service: object) -> None:
+        write = self.out.write
+        write(
+            f"dsh-user-interaction conformance {dsh_user_interaction.__version__} "
+            f"(spec {dsh_user_interaction.SPEC_VERSION})\n"
         )
-        out.write(f"spec: {result.requirement.sentence}\n")
-        out.write(f"what: {result.message}\n")
+        if subject is not None or service is None:
+            caps = declared_capabilities(subject) if subject is not None else None
+            name = (
+                factory_name(subject) if subject is not None else "the reference ScriptedProvider"
+            )
+            write(f"  provider:     {name}\n")
+            shown = caps.as_dict() if caps is not None else None
+            if shown is None:
+                write("  capabilities: all (none declared)\n")
+            else:
+                names = [k for k, v in shown.items() if v]
+                write(f"  capabilities: {', '.join(names) or 'none'}\n")
+        if service is not None or subject is None:
+            name = factory_name(service) if service is not None else "the reference service"
+            write(f"  service:      {name}\n")
+        write(
+            f"  profile:      {args.profile} ({PROFILES[args.profile]} examples per check), "
+            f"bound {args.bound:g} s\n"
+        )
+        if args.seed is not None:
+            write(f"  seed:         {args.seed}\n")
+        else:
+            write("  seed:         none: CI is set, so Hypothesis derandomises the run\n")
+        self.out.flush()
+
+    def check(self, outcome: CheckOutcome) -> None:
+        if outcome.status == "skipped":
+            line = f"  skipped  {outcome.check.name:<24} {outcome.message}"
+        else:
+            failed = sorted(outcome.failures)
+            verdict = "FAILED " if failed else "ok     "
+            detail = " ".join(failed) if failed else f"{len(outcome.check.requirements)} reqs"
+            line = (
+                f"  {verdict}  {outcome.check.name:<24} {outcome.examples:>5} examples "
+                f"{outcome.seconds:>6.1f} s  {detail}"
+            )
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def _details(self, result: RequirementResult, report: Report) -> None:
+        write = self.out.write
+        requirement = result.requirement
+        write(f"\n=== {result.status.upper()}: {requirement.id} ({requirement.level})")
+        write(f", found by {result.failed_in}\n" if result.failed_in else "\n")
+        write(f"spec: {requirement.sentence}\n")
+        write(f"what: {result.message}\n")
         if result.example:
-            out.write("minimal example:\n")
-            for line in result.example:
-                out.write(f"    {line}\n")
-        failing = [o.check.name for o in report.outcomes if o.requirement == result.requirement.id]
-        if failing:
-            out.write(f"reproduce: {_reproducer(report, argv, failing[0])}\n")
-    counts = report.as_dict()["summary"]
-    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    out.write(
-        f"\n{len(report.results)} requirements: {summary}; seed {report.seed}, "
-        f"profile {report.profile}, {elapsed:.1f} s\n"
-    )
+            kind = "minimal example" if result.shrunk else "example (not shrunk)"
+            write(f"{kind}:\n")
+            for block in result.example:
+                for line in block.splitlines():
+                    write(f"    {line}\n")
+        if result.failed_in:
+            check = result.failed_in.partition("[")[0]
+            write(f"reproduce: {reproducer(self.argv, check, report.seed)}\n")
+
+    def summary(self, report: Report, elapsed: float) -> None:
+        write = self.out.write
+        for result in report.results:
+            if result.status in {"failed", "warning"}:
+                self._details(result, report)
+        for result in report.binding:
+            if result.status in {"failed", "warning"}:
+                self._details(result, report)
+        others = [r for r in report.results if r.status in {"untested", "skipped"}]
+        others += [r for r in report.results if r.status == "expected-failure"]
+        if others:
+            write("\n")
+        for result in others:
+            write(f"{result.status:>16}  {result.requirement.id:<16} {result.message}\n")
+        counts = report.as_dict()["summary"]
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        binding = sum(r.status == "passed" for r in report.binding)
+        seed = "derandomised" if report.seed is None else f"seed {report.seed}"
+        write(
+            f"\n{len(report.results)} requirements of the subject: {summary or 'none'}; "
+            f"binding checks: {binding} of {len(report.binding)} passed; "
+            f"{seed}, profile {report.profile}, {elapsed:.1f} s\n"
+        )
+        write("PASSED\n" if report.ok else "FAILED\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -158,29 +252,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         subject = _load(args.provider, "--provider") if args.provider else None
         service = _load(args.service, "--service") if args.service else None
         baseline = _baseline(args.baseline) if args.baseline else None
-        if args.bound <= 0:
-            raise _UsageError(f"--bound must be positive, got {args.bound}")
     except _UsageError as error:
         sys.stderr.write(f"{PROG}: error: {error}\n")
         return 2
     kinds = ["binding"]
     if subject is not None or service is None:
-        kinds.append("provider")
+        kinds.insert(0, "provider")
     if service is not None or subject is None:
-        kinds.append("service")
+        kinds.insert(-1, "service")
+    printer = _Printer(sys.stdout, args_list)
+    seed = args.seed
+    if seed is None and not os.environ.get("CI"):
+        seed = int.from_bytes(os.urandom(4), "big")
+        args_list = [*args_list, "--seed", str(seed)]
+        printer.argv = args_list
+    printer.header(argparse.Namespace(**{**vars(args), "seed": seed}), subject, service)
     started = time.perf_counter()
-    report = run_suite(
-        subject_factory=subject,
-        service_factory=service,
-        profile=args.profile,
-        seed=args.seed,
-        bound=args.bound,
-        only=args.only,
-        kinds=kinds,
-        baseline=baseline,
-    )
-    elapsed = time.perf_counter() - started
-    _print(report, args_list, elapsed)
+    try:
+        report = run_suite(
+            subject_factory=subject,
+            service_factory=service,
+            profile=args.profile,
+            seed=seed,
+            bound=args.bound,
+            only=args.only,
+            kinds=kinds,
+            baseline=baseline,
+            on_check=printer.check,
+        )
+    except SetupError as error:
+        option = "--service" if "service factory" in str(error) else "--provider"
+        sys.stderr.write(f"{PROG}: error: {option}: {error}\n")
+        return 2
+    printer.summary(report, time.perf_counter() - started)
     if args.json is not None:
         args.json.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
     return 0 if report.ok else 1

@@ -1,26 +1,41 @@
-"""Checks of the binding's own primitives: the abort signal and the errors."""
+"""Checks of this binding's own primitives: its abort signal and its errors.
+
+They judge this package, not the subject: the report lists them apart, and
+they never count as a subject's passes.
+"""
 
 from __future__ import annotations
 
 import pickle
 import sys
 from collections.abc import Callable
+from typing import Final
 
 from hypothesis import strategies as st
 
 from dsh_user_interaction import AbortController, AbortSignal, ErrorCode, UserInteractionError
 
-from ._engine import Context, Failure, check
+from ._engine import Draws, Example, Scenario, Setup, check
 
 __all__: list[str] = []
 
+_PLANS: Final = st.lists(st.sampled_from(["keep", "remove", "raise"]), max_size=12)
+_ERRORS: Final = st.tuples(st.sampled_from(ErrorCode), st.text())
+#: The codes ERR-CODE-1 lists.
+_CODES: Final = frozenset(
+    {
+        "EMPTY_QUESTIONS", "BAD_INTENT", "NO_PROVIDER", "DUPLICATE_PROVIDER", "ASK_ABORTED",
+        "ASK_CANCELLED", "BAD_REQUEST", "BAD_ANSWER", "PROVIDER_DISPOSED",
+    }
+)  # fmt: skip
+
 
 @check("binding-abort-signal", "ABT-ONCE-1", "ABT-ISOLATE-1", "ABT-REMOVE-1", kind="binding")
-def binding_abort_signal(context: Context) -> None:
+def binding_abort_signal(draw: Draws, setup: Setup) -> Scenario:
     """Listeners run once, in order, in isolation; removal leaves nothing behind."""
+    plan = draw(_PLANS, "listeners")
 
-    @context.given(st.lists(st.sampled_from(["keep", "remove", "raise"]), max_size=12))
-    def example(plan: list[str]) -> None:
+    async def scenario(example: Example) -> None:
         controller = AbortController()
         calls: list[int] = []
 
@@ -40,10 +55,11 @@ def binding_abort_signal(context: Context) -> None:
             if kind == "remove":
                 remover()
         live = sum(kind != "remove" for kind in plan)
-        if controller.signal.listener_count != live:
-            raise Failure(
-                "ABT-REMOVE-1", f"{controller.signal.listener_count} listeners held, {live} live"
-            )
+        example.verify(
+            "ABT-REMOVE-1",
+            controller.signal.listener_count == live,
+            lambda: f"{controller.signal.listener_count} listeners held, {live} live",
+        )
         hook = sys.unraisablehook
         reported: list[object] = []
         sys.unraisablehook = reported.append
@@ -53,30 +69,37 @@ def binding_abort_signal(context: Context) -> None:
         finally:
             sys.unraisablehook = hook
         expected = [i for i, kind in enumerate(plan) if kind != "remove"]
-        if calls != expected:
-            requirement = "ABT-ISOLATE-1" if "raise" in plan else "ABT-ONCE-1"
-            raise Failure(requirement, f"listeners ran as {calls}, expected {expected}")
-        if controller.signal.listener_count:
-            raise Failure("ABT-REMOVE-1", "listeners are still held after the abort")
+        requirement = "ABT-ISOLATE-1" if "raise" in plan else "ABT-ONCE-1"
+        example.judge("ABT-ONCE-1")
+        example.verify(
+            requirement, calls == expected, lambda: f"listeners ran as {calls}, expected {expected}"
+        )
+        example.verify(
+            "ABT-REMOVE-1",
+            not controller.signal.listener_count,
+            "listeners are still held after the abort",
+        )
 
-    example()
+    return scenario
 
 
 @check("binding-errors", "ERR-CODE-1", "ERR-PICKLE-1", kind="binding")
-def binding_errors(context: Context) -> None:
-    """Errors carry the spec's codes and survive pickling with their answer."""
-    expected = {
-        "EMPTY_QUESTIONS", "BAD_INTENT", "NO_PROVIDER", "DUPLICATE_PROVIDER", "ASK_ABORTED",
-        "ASK_CANCELLED", "BAD_REQUEST", "BAD_ANSWER", "PROVIDER_DISPOSED",
-    }  # fmt: skip
-    if {str(code) for code in ErrorCode} != expected:
-        raise Failure("ERR-CODE-1", f"codes are {sorted(map(str, ErrorCode))}")
+def binding_errors(draw: Draws, setup: Setup) -> Scenario:
+    """The binding's errors carry the spec's codes and survive pickling with their answer."""
+    code, message = draw(_ERRORS, "code and message")
 
-    @context.given(st.sampled_from(ErrorCode), st.text())
-    def example(code: ErrorCode, message: str) -> None:
+    async def scenario(example: Example) -> None:
+        example.verify(
+            "ERR-CODE-1",
+            frozenset(str(c) for c in ErrorCode) == _CODES,
+            lambda: f"codes are {sorted(map(str, ErrorCode))}",
+        )
         error = UserInteractionError(message, code, answer={"answers": []})
         copy = pickle.loads(pickle.dumps(error))  # noqa: S301 - bytes we just made
-        if (str(copy), copy.code, copy.answer) != (message, code, {"answers": []}):
-            raise Failure("ERR-PICKLE-1", f"{error!r} came back as {copy!r}")
+        example.verify(
+            "ERR-PICKLE-1",
+            (str(copy), copy.code, copy.answer) == (message, code, {"answers": []}),
+            lambda: f"{error!r} came back as {copy!r}",
+        )
 
-    example()
+    return scenario

@@ -1,36 +1,78 @@
-"""How checks are declared, run with Hypothesis, and turned into per-requirement results.
+"""How checks are declared, run with Hypothesis, and judged requirement by requirement.
 
-A check is a plain function that takes a :class:`Context`. It draws examples
-with :meth:`Context.given`, drives the subject, and raises :class:`Failure`
-naming the requirement an example broke. ``SHOULD`` findings are recorded
-with :meth:`Context.warn` instead, so they never hide a ``MUST`` failure.
-Every wait goes through :meth:`Context.run`, which bounds it.
+Design notes (the rules the engine keeps, so that a green run is earned and a
+red run ends):
+
+Rule 1: a check is two halves. Its *build* half runs on the calling thread:
+it draws the example's inputs through :class:`Draws` (which records them for
+the report) and returns the *scenario*, a coroutine function that runs in a
+fresh event loop on a worker thread (:mod:`._loop`). The scenario builds the
+subject or service through :class:`Example`, drives it, and judges it with
+:meth:`Example.verify` and :meth:`Example.fail`.
+
+Rule 2: every requirement is judged on its own. A failure is recorded
+against the requirement it names, whichever check found it. A run of a check
+is repeated with the requirements that already failed *masked*: a masked
+failure is recorded nowhere and does not stop the example, so the check goes
+on judging its other requirements. The run that finds nothing new is the
+clean run; its counts say how many examples judged each requirement.
+
+Rule 3: every example ends within a fixed time (:func:`._loop.run_bounded`).
+An example that does not settle is a failure of the requirement the scenario
+was waiting on (:meth:`Example.stage`), a blocked loop is a failure of the
+kind's loop requirement, and a task that outlives the example and ignores
+its cancellation is a failure of the kind's leak requirement. Such slow
+failures are not shrunk, and shrinking of any failure stops after a budget.
+
+Rule 4: a set-up error is not a verdict. A factory that raises, or returns
+the wrong kind of object, stops the whole run with :class:`SetupError`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import inspect
 import os
+import pprint
+import threading
+import time
 import traceback
-from collections.abc import Callable, Coroutine
+from collections import Counter
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
 from hypothesis.reporting import with_reporter
 
 from ._capabilities import Capabilities
-from ._subject import ServiceFactory, SubjectFactory
+from ._loop import run_bounded
+from ._registry import requirements
+from ._subject import Service, Subject
 
-__all__ = ["CHECKS", "PROFILES", "Check", "Context", "Failure", "Outcome", "check"]
+__all__ = [
+    "CHECKS",
+    "PROFILES",
+    "Check",
+    "CheckOutcome",
+    "Draws",
+    "Example",
+    "Failure",
+    "FailureRecord",
+    "SetupError",
+    "check",
+]
 
 T = TypeVar("T")
 Kind = Literal["provider", "service", "binding"]
 
 #: Examples per generated check, by profile.
 PROFILES: dict[str, int] = {"quick": 8, "default": 40, "thorough": 250}
+
+#: The requirement a blocked event loop breaks, and the one a task left behind breaks, by kind.
+LOOP_REQUIREMENT: dict[str, str] = {"provider": "PRV-LOOP-1", "service": "SVC-LOOP-1"}
+LEAK_REQUIREMENT: dict[str, str] = {"provider": "PRV-LEAK-1", "service": "SVC-LEAK-1"}
 
 
 class Failure(AssertionError):
@@ -42,6 +84,30 @@ class Failure(AssertionError):
         self.message = message
 
 
+class SetupError(Exception):
+    """The suite could not be set up: a factory raised or returned the wrong kind of object."""
+
+
+class _StopRun(BaseException):
+    """Ends a Hypothesis run early: a slow failure, or the shrink budget is spent."""
+
+
+class _SetupAbort(BaseException):
+    def __init__(self, error: SetupError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class Scenario(Protocol):
+    """The asynchronous half of an example."""
+
+    def __call__(self, example: Example, /) -> Coroutine[Any, Any, None]: ...
+
+
+#: The synchronous half of a check: draws the inputs, returns the scenario.
+Build = Callable[["Draws", "Setup"], Scenario]
+
+
 @dataclass(frozen=True)
 class Check:
     """One check of the suite and the requirements it covers."""
@@ -49,10 +115,16 @@ class Check:
     name: str
     kind: Kind
     requirements: tuple[str, ...]
-    run: Callable[[Context], None]
+    build: Build
     #: The capabilities it needs; ``None`` means none.
     needs: Callable[[Capabilities], bool] | None = None
     doc: str = ""
+    #: When set, the check runs as one property per case (``Setup.case`` names it).
+    cases: tuple[str, ...] = ()
+    #: Requirements judged only for subjects with these capabilities.
+    gates: Mapping[str, Callable[[Capabilities], bool]] = field(
+        default_factory=dict[str, Callable[[Capabilities], bool]]
+    )
 
 
 #: Every check, in the order they run.
@@ -61,129 +133,412 @@ CHECKS: list[Check] = []
 
 def check(
     name: str,
-    *requirements: str,
+    *covered: str,
     kind: Kind,
     needs: Callable[[Capabilities], bool] | None = None,
-) -> Callable[[Callable[[Context], None]], Callable[[Context], None]]:
-    """Register the decorated function as the check *name* covering *requirements*."""
+    cases: Sequence[str] = (),
+    gates: Mapping[str, Callable[[Capabilities], bool]] | None = None,
+) -> Callable[[Build], Build]:
+    """Register the decorated build function as the check *name* covering *covered*."""
+    # The engine judges the loop and leak requirements on every example it runs.
+    implicit = [LOOP_REQUIREMENT[kind], LEAK_REQUIREMENT[kind]] if kind != "binding" else []
+    every = (*covered, *(r for r in implicit if r not in covered))
 
-    def register(function: Callable[[Context], None]) -> Callable[[Context], None]:
+    def register(function: Build) -> Build:
         doc = (function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else ""
-        CHECKS.append(Check(name, kind, requirements, function, needs, doc))
+        CHECKS.append(
+            Check(name, kind, every, function, needs, doc, tuple(cases), dict(gates or {}))
+        )
         return function
 
     return register
 
 
-@dataclass
-class Context:
-    """What a check runs against, and how hard it tries."""
+@dataclass(frozen=True)
+class Setup:
+    """What a build function may read: the claim being checked, and the case."""
 
-    subject_factory: SubjectFactory
-    service_factory: ServiceFactory
     capabilities: Capabilities
-    examples: int
-    seed: int
-    #: Seconds a subject may take to settle after an abort or an answer.
-    bound: float = 1.0
-    #: Whether to shrink failures to a minimal example (slower, clearer).
-    shrink: bool = True
-    warnings: dict[str, str] = field(default_factory=dict[str, str])
+    bound: float
+    case: str = ""
 
-    def given(
-        self, *strategies: st.SearchStrategy[Any]
-    ) -> Callable[[Callable[..., None]], Callable[[], None]]:
-        """Turn the decorated function into a seeded, bounded Hypothesis test."""
 
-        def wrap(function: Callable[..., None]) -> Callable[[], None]:
-            test = given(*strategies)(function)
-            test = settings(
-                max_examples=self.examples,
-                deadline=None,
-                database=None,
-                # The explain phase traces every line; too slow for a shrinking subject.
-                phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target]
-                + ([Phase.shrink] if self.shrink else []),
-                suppress_health_check=[
-                    HealthCheck.too_slow,
-                    HealthCheck.data_too_large,
-                    HealthCheck.filter_too_much,
-                ],
-            )(test)
-            if not os.environ.get("CI"):
-                # Under CI, Hypothesis's own ci profile derandomizes the run instead.
-                test = seed(self.seed)(test)
-            return test
+class Draws:
+    """Draws an example's inputs and remembers them, so a failure can show the example."""
 
-        return wrap
+    def __init__(self, data: st.DataObject) -> None:
+        self._data = data
+        self.lines: list[str] = []
 
-    def run(self, coro: Coroutine[Any, Any, T], *, requirement: str, what: str) -> T:
-        """Run *coro* in a fresh loop; a hang fails *requirement* instead of the run."""
-        limit = max(10 * self.bound, 5.0)
-
-        async def bounded() -> T:
-            try:
-                async with asyncio.timeout(limit):
-                    return await coro
-            except TimeoutError:
-                raise Failure(requirement, f"{what} did not settle within {limit:g} s") from None
-
-        return asyncio.run(bounded())
-
-    def warn(self, requirement: str, message: str) -> None:
-        """Record a ``SHOULD`` finding; the first message per requirement is kept."""
-        self.warnings.setdefault(requirement, message)
+    def __call__(self, strategy: st.SearchStrategy[T], label: str) -> T:
+        """Draw from *strategy*; *label* names the value in the report."""
+        value = self._data.draw(strategy)
+        shown = pprint.pformat(value, width=96, sort_dicts=False)
+        self.lines.append(f"{label} = {shown}")
+        return value
 
 
 @dataclass
-class Outcome:
-    """How one check ended."""
+class FailureRecord:
+    """One failure of one requirement, with the example that shows it."""
+
+    requirement: str
+    message: str
+    check: str
+    example: list[str]
+    #: Not shrunk: the subject hung, or the shrink budget ran out.
+    shrunk: bool = True
+
+
+@dataclass
+class CheckOutcome:
+    """How one check ended: per requirement, failures and the counts of the clean run."""
 
     check: Check
-    status: Literal["passed", "failed", "skipped"]
-    requirement: str | None = None
+    status: Literal["ran", "skipped"]
     message: str = ""
-    example: list[str] = field(default_factory=list[str])
-    warnings: dict[str, str] = field(default_factory=dict[str, str])
+    failures: dict[str, FailureRecord] = field(default_factory=dict[str, FailureRecord])
+    #: Examples of the clean run that judged each requirement.
+    judged: Counter[str] = field(default_factory=Counter[str])
+    #: Hypothesis test cases run, over every repetition.
+    examples: int = 0
+    #: Requirements left unjudged, with the reason (the subject hung too often).
+    unjudged: dict[str, str] = field(default_factory=dict[str, str])
+    seconds: float = 0.0
 
 
-def _captured(lines: list[str]) -> contextlib.AbstractContextManager[None]:
-    reporter: Callable[[object], None] = lambda value: lines.append(str(value))  # noqa: E731
-    return with_reporter(reporter)
+@dataclass
+class Runtime:
+    """What the engine runs against, and how hard it tries."""
+
+    subject_factory: Callable[[], object]
+    service_factory: Callable[[], object]
+    subject_name: str
+    service_name: str
+    capabilities: Capabilities
+    examples: int
+    seed: int | None
+    bound: float
+    shrink: bool = True
+
+    @property
+    def limit(self) -> float:
+        """Seconds one example's scenario may take before it is called hung."""
+        return 3 * self.bound + 2.0
+
+    @property
+    def shrink_budget(self) -> float:
+        """Seconds spent shrinking one run's failures before the smallest so far is kept."""
+        return max(3.0, 4 * self.bound)
 
 
-def _first_failure(error: BaseException) -> Failure | None:
-    if isinstance(error, Failure):
-        return error
-    if isinstance(error, BaseExceptionGroup):
-        group: BaseExceptionGroup[BaseException] = error  # pyright: ignore[reportUnknownVariableType]
-        for inner in group.exceptions:
-            found = _first_failure(inner)
-            if found is not None:
-                return found
-    return None
-
-
-def run_check(item: Check, context: Context) -> Outcome:
-    """Run one check and say how it ended."""
-    if item.needs is not None and not item.needs(context.capabilities):
-        return Outcome(item, "skipped", message="the subject's capabilities exclude it")
-    lines: list[str] = []
-    context.warnings = {}
+async def _call_factory(factory: Callable[[], object], what: str) -> object:
     try:
-        with _captured(lines):
-            item.run(context)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as error:  # noqa: BLE001 - a crashing subject is a result, not a crash of the suite
-        failure = _first_failure(error)
-        if failure is None:
-            detail = "".join(traceback.format_exception_only(error)).strip()
-            failure = Failure(item.requirements[0], f"the check raised {detail}")
-        # Hypothesis attaches the falsifying example to the error as notes.
-        notes: list[str] = [*getattr(failure, "__notes__", ()), *getattr(error, "__notes__", ())]
-        example = [line for line in [*lines, *dict.fromkeys(notes)] if line.strip()]
-        return Outcome(
-            item, "failed", failure.requirement, failure.message, example, dict(context.warnings)
+        made = factory()
+        if inspect.isawaitable(made):
+            made = await made
+    except Exception as error:
+        detail = "".join(traceback.format_exception_only(error)).strip()
+        raise SetupError(f"the {what} raised {detail}") from error
+    return made
+
+
+class Example:
+    """The scenario's view of one example: the subject, the service, and the verdicts."""
+
+    def __init__(self, check: Check, runtime: Runtime, masked: frozenset[str]) -> None:
+        self.check = check
+        self.capabilities = runtime.capabilities
+        self.bound = runtime.bound
+        self._runtime = runtime
+        self._masked = masked
+        self._lock = threading.Lock()
+        self._closed = False
+        self.judged: set[str] = set()
+        self.failures: list[tuple[str, str]] = []
+        self._closers: list[Callable[[], Awaitable[object]]] = []
+        #: The requirement a hang now would break, and what is being waited for.
+        self.waiting: tuple[str, str] = (check.requirements[0], "the example")
+        self._frozen = False
+
+    def stage(self, requirement: str, what: str) -> None:
+        """Say what the scenario waits for next; a hang there fails *requirement*."""
+        if not self._frozen:
+            self.waiting = (requirement, what)
+
+    def freeze_stage(self) -> None:
+        """Keep the current stage: the limit was reached, what follows is clean-up."""
+        self._frozen = True
+
+    def done_with(self, *covered: str) -> bool:
+        """Whether every one of *covered* already failed in this check.
+
+        A scenario may skip a slow part that judges nothing else.
+        """
+        return all(requirement in self._masked for requirement in covered)
+
+    def judge(self, *covered: str) -> None:
+        """Count this example as one that judged *covered*."""
+        with self._lock:
+            if not self._closed:
+                self.judged.update(covered)
+
+    def fail(self, requirement: str, message: str) -> None:
+        """Record that this example breaks *requirement*.
+
+        Raises :class:`Failure`, which ends the example, unless the requirement
+        already failed in this check: then the scenario goes on, so that it
+        judges the others.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self.judged.add(requirement)
+            if requirement in self._masked:
+                return
+            self.failures.append((requirement, message))
+        raise Failure(requirement, message)
+
+    def verify(self, requirement: str, ok: bool, message: str | Callable[[], str]) -> bool:
+        """Judge *requirement*: pass if *ok*, else :meth:`fail` it. Returns *ok*."""
+        self.judge(requirement)
+        if not ok:
+            self.fail(requirement, message if isinstance(message, str) else message())
+        return ok
+
+    def close(self) -> None:
+        """Freeze the verdicts; an abandoned scenario can add nothing later."""
+        with self._lock:
+            self._closed = True
+
+    async def subject(self) -> Subject:
+        """A fresh subject from the factory, torn down after the example."""
+        made = await _call_factory(
+            self._runtime.subject_factory, f"subject factory {self._runtime.subject_name}"
         )
-    return Outcome(item, "passed", warnings=dict(context.warnings))
+        if not isinstance(made, Subject):
+            raise SetupError(
+                f"the subject factory {self._runtime.subject_name} returned "
+                f"{type(made).__name__}, not a Subject"
+            )
+        declared = getattr(made.driver, "capabilities", None)
+        if declared is not None and declared != self.capabilities:
+            raise SetupError(
+                f"the driver of {self._runtime.subject_name} declares {declared}, but the run "
+                f"claims {self.capabilities}; declare them on the factory with with_capabilities()"
+            )
+        if made.aclose is not None:
+            self._closers.append(made.aclose)
+        return made
+
+    async def service(self) -> Service:
+        """A fresh service from the factory."""
+        made = await _call_factory(
+            self._runtime.service_factory, f"service factory {self._runtime.service_name}"
+        )
+        missing = [m for m in ("register_provider", "ask") if not callable(getattr(made, m, None))]
+        if missing:
+            raise SetupError(
+                f"the service factory {self._runtime.service_name} returned "
+                f"{type(made).__name__}, which has no {' or '.join(missing)} method"
+            )
+        service: Service = made  # type: ignore[assignment] # checked structurally above
+        return service
+
+    async def teardown(self) -> None:
+        """Close every subject the example built, newest first."""
+        errors: list[str] = []
+        for closer in reversed(self._closers):
+            try:
+                await closer()
+            except Exception as error:  # noqa: BLE001 - reported by the engine
+                errors.append(repr(error))
+        if errors:
+            raise RuntimeError("; ".join(errors))
+
+
+@dataclass
+class _Attempt:
+    masked: frozenset[str]
+    failures: dict[str, FailureRecord] = field(default_factory=dict[str, FailureRecord])
+    judged: Counter[str] = field(default_factory=Counter[str])
+    examples: int = 0
+    first_failure: float | None = None
+    hung: str | None = None
+
+
+def _settings(runtime: Runtime, examples: int) -> settings:
+    derandomize = runtime.seed is None and bool(os.environ.get("CI"))
+    phases = [Phase.explicit, Phase.reuse, Phase.generate]
+    if runtime.shrink:
+        phases.append(Phase.shrink)
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        phases=phases,
+        derandomize=derandomize,
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+            HealthCheck.large_base_example,
+        ],
+    )
+
+
+def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) -> None:
+    setup = Setup(runtime.capabilities, runtime.bound, case)
+    levels = requirements()
+
+    def record(requirement: str, message: str, lines: list[str], *, shrunk: bool) -> None:
+        if requirement in attempt.masked:
+            return
+        label = f"{item.name}[{case}]" if case else item.name
+        attempt.failures[requirement] = FailureRecord(
+            requirement, message, label, list(lines), shrunk=shrunk
+        )
+        if attempt.first_failure is None:
+            attempt.first_failure = time.monotonic()
+
+    def example(data: st.DataObject) -> None:
+        if (
+            attempt.first_failure is not None
+            and time.monotonic() - attempt.first_failure > runtime.shrink_budget
+        ):
+            for failure in attempt.failures.values():
+                failure.shrunk = False
+            raise _StopRun
+        draws = Draws(data)
+        scenario = item.build(draws, setup)
+        state = Example(item, runtime, attempt.masked)
+
+        async def run() -> None:
+            await scenario(state)
+
+        result = run_bounded(
+            run,
+            teardown=state.teardown,
+            limit=runtime.limit,
+            bound=runtime.bound,
+            on_limit=state.freeze_stage,
+        )
+        state.close()
+        attempt.examples += 1
+        if isinstance(result.error, SetupError):
+            raise _SetupAbort(result.error)
+        problems: list[tuple[str, str]] = list(state.failures)
+        slow = False
+        kind = item.kind if item.kind != "binding" else "service"
+        if item.kind != "binding":
+            state.judged.update((LOOP_REQUIREMENT[kind], LEAK_REQUIREMENT[kind]))
+        if result.stall > runtime.bound:
+            problems.insert(
+                0,
+                (
+                    LOOP_REQUIREMENT[kind],
+                    f"the event loop was blocked for {result.stall:.1f} s "
+                    "(a blocking call, such as time.sleep, instead of an await)",
+                ),
+            )
+            slow = True
+        elif not result.settled:
+            requirement, what = state.waiting
+            why = ""
+            if result.ignored_cancel:
+                why = f"; it ignores cancellation (still running {runtime.bound:g} s after it)"
+            problems.append((requirement, f"{what} did not settle within {runtime.limit:g} s{why}"))
+            slow = True
+        elif result.error is not None and not isinstance(result.error, Failure):
+            requirement, what = state.waiting
+            detail = "".join(traceback.format_exception_only(result.error)).strip()
+            problems.append((requirement, f"while waiting for {what}, the check got {detail}"))
+        if result.leftovers:
+            problems.append(
+                (
+                    LEAK_REQUIREMENT[kind],
+                    "a task left behind after the example ignores cancellation: "
+                    + ", ".join(result.leftovers),
+                )
+            )
+            slow = True
+        if result.teardown_error is not None:
+            problems.append((LEAK_REQUIREMENT[kind], f"Subject.aclose: {result.teardown_error}"))
+        fresh = [(r, m) for r, m in problems if r not in attempt.masked]
+        for requirement, message in fresh:
+            record(requirement, message, draws.lines, shrunk=not slow)
+        for requirement in state.judged:
+            attempt.judged[requirement] += 1
+        if slow:
+            # Not shrunk: every further try would cost the whole limit again.
+            attempt.hung = (fresh or problems)[0][0]
+            raise _StopRun
+        mandatory = [r for r, _ in fresh if r not in levels or levels[r].mandatory]
+        if fresh:
+            requirement, message = next(((r, m) for r, m in fresh if r in mandatory), fresh[0])
+            raise Failure(requirement, message)
+
+    test = given(st.data())(example)
+    examples = runtime.examples if not item.cases else max(2, runtime.examples // 4)
+    test = _settings(runtime, examples)(test)
+    if runtime.seed is not None or not os.environ.get("CI"):
+        test = seed(runtime.seed or 0)(test)
+    try:
+        with with_reporter(lambda _value: None):
+            test()
+    except _SetupAbort as abort:
+        raise abort.error from None
+    except (_StopRun, Failure, HypothesisException):
+        # The verdicts are in the attempt already; Hypothesis's own report adds nothing.
+        pass
+    except BaseExceptionGroup as group:
+        setup_errors = group.subgroup(_SetupAbort)
+        if setup_errors is not None:
+            first: Any = setup_errors.exceptions[0]
+            raise first.error from None
+
+
+#: A check is repeated at most this many times to judge its requirements after failures.
+_MAX_ATTEMPTS = 12
+#: After this many slow failures (hangs), a check stops; what it did not judge is unjudged.
+_MAX_HANGS = 2
+
+
+def run_check(item: Check, runtime: Runtime) -> CheckOutcome:
+    """Run one check until every requirement it can judge has been judged."""
+    if item.needs is not None and not item.needs(runtime.capabilities):
+        return CheckOutcome(item, "skipped", "the subject's capabilities exclude it")
+    started = time.monotonic()
+    outcome = CheckOutcome(item, "ran")
+    for case in item.cases or ("",):
+        masked: set[str] = set()
+        hangs = 0
+        why = f"not judged: {item.name} found too many failures to judge it"
+        for _ in range(_MAX_ATTEMPTS):
+            attempt = _Attempt(frozenset(masked))
+            _run_attempt(item, runtime, case, attempt)
+            outcome.examples += attempt.examples
+            for requirement, failure in attempt.failures.items():
+                outcome.failures.setdefault(requirement, failure)
+            if attempt.hung is not None:
+                hangs += 1
+                why = f"not judged: the subject did not settle in {item.name} ({attempt.hung})"
+            if attempt.hung is not None and not attempt.failures:
+                break  # the same hang again: no clean run is possible
+            if not attempt.failures:
+                outcome.judged.update(attempt.judged)
+                why = ""
+                break
+            masked.update(attempt.failures)
+            if all(r in masked for r in item.requirements) or hangs >= _MAX_HANGS:
+                break
+        if why:
+            for requirement in item.requirements:
+                gate = item.gates.get(requirement)
+                if requirement not in masked and (gate is None or gate(runtime.capabilities)):
+                    outcome.unjudged.setdefault(requirement, why)
+    outcome.seconds = time.monotonic() - started
+    return outcome

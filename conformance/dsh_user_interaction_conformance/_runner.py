@@ -1,9 +1,25 @@
-"""Run the checks, fold them into one result per requirement, and apply a baseline."""
+"""Run the checks, judge each requirement on its own, and apply a baseline.
+
+A requirement's verdict (:data:`Status`):
+
+* ``failed``: an example broke it (a ``MUST``); ``warning`` for a ``SHOULD``.
+* ``passed``: examples judged it, and none broke it.
+* ``untested``: a check that covers it ran, but no example judged it. For a
+  ``MUST`` this fails the run: a green run must be earned.
+* ``skipped``: the subject's declared capabilities exclude it. It is not
+  part of the claim.
+* ``expected-failure``: it failed, and the baseline names it.
+
+The binding's own checks (its abort signal, its errors) are judged apart,
+in :attr:`Report.binding`, and never count as the subject's passes.
+"""
 
 from __future__ import annotations
 
+import math
+import os
 import random
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -11,17 +27,25 @@ import dsh_user_interaction
 
 from . import _binding_checks, _provider_checks, _service_checks
 from ._capabilities import Capabilities
-from ._engine import CHECKS, PROFILES, Check, Context, Outcome, run_check
+from ._engine import CHECKS, PROFILES, Check, CheckOutcome, Runtime, SetupError, run_check
 from ._registry import Requirement, requirements
-from ._subject import ServiceFactory, SubjectFactory, reference_service, reference_subject
+from ._subject import (
+    ServiceFactory,
+    SubjectFactory,
+    declared_capabilities,
+    reference_service,
+    reference_subject,
+)
 
-__all__ = ["Report", "RequirementResult", "run_suite"]
+__all__ = ["KINDS", "Report", "RequirementResult", "SetupError", "run_suite"]
 
 # The check modules register themselves on import.
 _ = (_binding_checks, _provider_checks, _service_checks)
 
 SUITE_VERSION = dsh_user_interaction.__version__
-Status = Literal["passed", "failed", "warning", "skipped", "expected-failure"]
+Status = Literal["passed", "failed", "warning", "untested", "skipped", "expected-failure"]
+#: The kinds of check, in the order they run.
+KINDS = ("provider", "service", "binding")
 
 
 @dataclass
@@ -31,36 +55,65 @@ class RequirementResult:
     requirement: Requirement
     status: Status
     message: str = ""
+    #: The checks that cover it.
     checks: list[str] = field(default_factory=list[str])
+    #: Examples that judged it (in the clean runs of its checks).
+    examples: int = 0
+    #: The example that broke it, one line per drawn value.
     example: list[str] = field(default_factory=list[str])
-    reproducer: str = ""
+    #: The check (and case) whose example broke it.
+    failed_in: str = ""
+    #: Whether the example is the smallest Hypothesis found.
+    shrunk: bool = True
+
+    @property
+    def fails_run(self) -> bool:
+        """Whether this verdict makes the run fail."""
+        if self.status == "failed":
+            return True
+        return self.status == "untested" and self.requirement.mandatory
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form used in reports."""
-        return {
+        found: dict[str, Any] = {
             "id": self.requirement.id,
             "level": self.requirement.level,
             "status": self.status,
             "message": self.message,
+            "examples": self.examples,
             "checks": self.checks,
         }
+        if self.example:
+            found["example"] = self.example
+            found["failed_in"] = self.failed_in
+            found["shrunk"] = self.shrunk
+        return found
 
 
 @dataclass
 class Report:
     """A whole run: what was claimed, and the verdict per requirement."""
 
-    seed: int
+    #: The seed, or ``None`` when the run was derandomised (under ``CI``).
+    seed: int | None
     profile: str
     capabilities: Capabilities
     subjects: dict[str, str]
+    #: The verdicts on the subject's requirements.
     results: list[RequirementResult]
-    outcomes: list[Outcome]
+    #: The verdicts of the binding's own checks.
+    binding: list[RequirementResult]
+    outcomes: list[CheckOutcome]
 
     @property
     def ok(self) -> bool:
-        """Whether every MUST requirement passed or is baselined."""
-        return not any(r.status == "failed" for r in self.results)
+        """Whether every MUST requirement passed, was skipped by capability, or is baselined."""
+        return not any(r.fails_run for r in [*self.results, *self.binding])
+
+    @property
+    def derandomized(self) -> bool:
+        """Whether Hypothesis derandomised the run (under ``CI``, without a seed)."""
+        return self.seed is None
 
     def as_dict(self) -> dict[str, Any]:
         """The machine-readable report."""
@@ -71,80 +124,178 @@ class Report:
             "suite_version": SUITE_VERSION,
             "spec_version": dsh_user_interaction.SPEC_VERSION,
             "seed": self.seed,
+            "derandomized": self.derandomized,
             "profile": self.profile,
             "capabilities": self.capabilities.as_dict(),
             "subjects": self.subjects,
+            "ok": self.ok,
             "summary": counts,
             "results": [result.as_dict() for result in self.results],
+            "binding": [result.as_dict() for result in self.binding],
+            "checks": [
+                {
+                    "name": o.check.name,
+                    "kind": o.check.kind,
+                    "status": o.status,
+                    "examples": o.examples,
+                    "seconds": round(o.seconds, 3),
+                }
+                for o in self.outcomes
+            ],
         }
 
 
-def _fold(requirement: Requirement, outcomes: list[Outcome]) -> RequirementResult:
-    covering = [o for o in outcomes if requirement.id in o.check.requirements]
+def _fold(
+    requirement: Requirement, outcomes: list[CheckOutcome], capabilities: Capabilities
+) -> RequirementResult | None:
+    rid = requirement.id
+    covering = [o for o in outcomes if rid in o.check.requirements]
+    failures = [o.failures[rid] for o in outcomes if rid in o.failures]
     names = [o.check.name for o in covering]
-    failed = [o for o in covering if o.status == "failed" and o.requirement == requirement.id]
-    if failed:
-        first = failed[0]
+    if failures:
+        first = failures[0]
         status: Status = "failed" if requirement.mandatory else "warning"
-        return RequirementResult(requirement, status, first.message, names, first.example)
-    for outcome in covering:
-        if requirement.id in outcome.warnings:
-            return RequirementResult(
-                requirement, "warning", outcome.warnings[requirement.id], names
-            )
-    ran = [o for o in covering if o.status != "skipped"]
-    if not ran:
-        why = covering[0].message if covering else "no check covers it"
-        return RequirementResult(requirement, "skipped", why, names)
-    if all(o.status == "failed" for o in ran):
         return RequirementResult(
-            requirement, "skipped", "not reached: its checks failed first", names
+            requirement, status, first.message, names, 0, first.example, first.check, first.shrunk
         )
-    return RequirementResult(requirement, "passed", "", names)
+    if not covering:
+        return None
+    ran = [
+        o
+        for o in covering
+        if o.status == "ran" and (rid not in o.check.gates or o.check.gates[rid](capabilities))
+    ]
+    if not ran:
+        why = next((o.message for o in covering if o.message), "")
+        return RequirementResult(
+            requirement, "skipped", why or "the subject's capabilities exclude it", names
+        )
+    count = sum(o.judged[rid] for o in ran)
+    if count:
+        return RequirementResult(requirement, "passed", "", names, count)
+    why = next((o.unjudged[rid] for o in ran if rid in o.unjudged), "no example judged it")
+    return RequirementResult(requirement, "untested", why, names)
+
+
+def factory_name(factory: object) -> str:
+    """How reports name a factory: ``module:qualname``."""
+    module = getattr(factory, "__module__", None)
+    name = getattr(factory, "__qualname__", None)
+    if not isinstance(name, str):
+        name = repr(factory)
+    return f"{module}:{name}" if module and module != "builtins" else name
+
+
+def _validate(profile: str, bound: float, only: Collection[str], kinds: Collection[str]) -> None:
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+    try:
+        finite = not isinstance(bound, bool) and math.isfinite(bound)
+    except TypeError:
+        finite = False
+    if not finite:
+        raise ValueError(f"bound must be a finite number of seconds, got {bound!r}")
+    if bound <= 0:
+        raise ValueError(f"bound must be positive, got {bound!r}")
+    for kind in kinds:
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}; the kinds are {', '.join(KINDS)}")
+    known = {c.name for c in CHECKS}
+    for name in only:
+        if name not in known:
+            raise ValueError(f"unknown check {name!r}; see --list")
+
+
+def check_baseline(baseline: Mapping[str, str]) -> None:
+    """Raise :class:`ValueError` naming the first baseline ID the spec does not define."""
+    known = requirements()
+    for rid in baseline:
+        if rid not in known:
+            raise ValueError(f"the baseline names {rid!r}, which is no requirement of the spec")
 
 
 def run_suite(
     *,
     subject_factory: SubjectFactory | None = None,
     service_factory: ServiceFactory | None = None,
+    capabilities: Capabilities | None = None,
     profile: str = "default",
     seed: int | None = None,
     bound: float = 1.0,
     only: Collection[str] = (),
-    kinds: Collection[str] = ("provider", "service", "binding"),
+    kinds: Collection[str] = KINDS,
     baseline: Mapping[str, str] | None = None,
     shrink: bool = True,
+    on_check: Callable[[CheckOutcome], None] | None = None,
 ) -> Report:
     """Run the suite and return its report.
 
-    With no factories, the subject is the reference provider and the service the
-    reference service. *only* limits the run to the named checks; *baseline*
-    maps requirement IDs to the reason they are expected to fail.
+    With no factories, the subject is the reference provider and the service
+    the reference service. *capabilities* says what the subject's UI can do;
+    by default the factory's declaration (:func:`with_capabilities`), else
+    everything. *only* limits the run to the named checks; *baseline* maps
+    requirement IDs to the reason they are expected to fail. *on_check* is
+    called as each check finishes.
+
+    Raises :class:`ValueError` for a bad argument and :class:`SetupError`
+    when a factory raises or returns the wrong kind of object.
     """
-    subject_factory = subject_factory or reference_subject
-    service_factory = service_factory or reference_service
-    seed = seed if seed is not None else random.randrange(2**32)  # noqa: S311 - a test seed
-    capabilities = subject_factory().driver.capabilities
-    context = Context(
-        subject_factory, service_factory, capabilities, PROFILES[profile], seed, bound, shrink
+    _validate(profile, bound, only, kinds)
+    check_baseline(baseline or {})
+    subjects_from: Callable[[], object] = subject_factory or reference_subject
+    services_from: Callable[[], object] = service_factory or reference_service
+    capabilities = capabilities or declared_capabilities(subjects_from) or Capabilities()
+    if seed is None and not _ci():
+        seed = random.randrange(2**32)  # noqa: S311 - a test seed
+    runtime = Runtime(
+        subjects_from,
+        services_from,
+        factory_name(subjects_from),
+        factory_name(services_from),
+        capabilities,
+        PROFILES[profile],
+        seed,
+        float(bound),
+        shrink,
     )
     selected: list[Check] = [c for c in CHECKS if c.kind in kinds and (not only or c.name in only)]
-    outcomes = [run_check(item, context) for item in selected]
-    ran_ids = {rid for item in selected for rid in item.requirements}
-    results = [_fold(r, outcomes) for r in requirements().values() if r.id in ran_ids]
+    outcomes: list[CheckOutcome] = []
+    for item in selected:
+        outcome = run_check(item, runtime)
+        outcomes.append(outcome)
+        if on_check is not None:
+            on_check(outcome)
+    subject_outcomes = [o for o in outcomes if o.check.kind != "binding"]
+    binding_outcomes = [o for o in outcomes if o.check.kind == "binding"]
+    results = [
+        r
+        for q in requirements().values()
+        if (r := _fold(q, subject_outcomes, capabilities)) is not None
+    ]
+    binding = [
+        r
+        for q in requirements().values()
+        if (r := _fold(q, binding_outcomes, capabilities)) is not None
+    ]
     for result in results:
         reason = (baseline or {}).get(result.requirement.id)
         if reason is None:
             continue
-        if result.status == "failed":
+        if result.status in {"failed", "warning"}:
             result.status, result.message = "expected-failure", f"baselined: {reason}"
         elif result.status == "passed":
             result.status = "failed"
             result.message = (
                 f"stale baseline: it passes now, remove it from the baseline ({reason})"
             )
-    subjects = {
-        "provider": getattr(subject_factory, "__qualname__", repr(subject_factory)),
-        "service": getattr(service_factory, "__qualname__", repr(service_factory)),
-    }
-    return Report(seed, profile, capabilities, subjects, results, outcomes)
+    ran_kinds = {o.check.kind for o in subject_outcomes}
+    subjects: dict[str, str] = {}
+    if "provider" in ran_kinds:
+        subjects["provider"] = runtime.subject_name
+    if "service" in ran_kinds:
+        subjects["service"] = runtime.service_name
+    return Report(seed, profile, capabilities, subjects, results, binding, outcomes)
+
+
+def _ci() -> bool:
+    return bool(os.environ.get("CI"))

@@ -9,9 +9,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 
-from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ErrorCode,
+    UserInteractionError,
+)
 
-__all__ = ["Ignoring", "Recording", "Swallowing", "code_of", "settle"]
+__all__ = ["Converting", "Ignoring", "Recording", "Swallowing", "code_of", "settle"]
 
 
 class Recording:
@@ -29,10 +34,14 @@ class Recording:
 
 
 class _Waiting:
-    """Shows the request and waits forever; ``started`` is set once it is waiting."""
+    """Shows the request and waits forever; ``started`` is set once it is waiting.
+
+    ``cancelled`` counts the cancellations its calls received.
+    """
 
     def __init__(self) -> None:
         self.started = asyncio.Event()
+        self.cancelled: int = 0
 
     async def _wait(self) -> None:
         self.started.set()
@@ -41,10 +50,6 @@ class _Waiting:
 
 class Ignoring(_Waiting):
     """A provider that ignores its signal and waits forever, counting its cancellations."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.cancelled = 0
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         try:
@@ -66,7 +71,20 @@ class Swallowing(_Waiting):
         try:
             await self._wait()
         except asyncio.CancelledError:
+            self.cancelled += 1
             return self.answer
+        raise AssertionError  # pragma: no cover - the wait never ends
+
+
+class Converting(_Waiting):
+    """A provider that turns its cancellation into ``ASK_ABORTED``, as some UIs do."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        try:
+            await self._wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED) from None
         raise AssertionError  # pragma: no cover - the wait never ends
 
 

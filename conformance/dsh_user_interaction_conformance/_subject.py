@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from dsh_user_interaction import (
+    AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionRequest,
     ScriptedProvider,
@@ -20,11 +21,13 @@ from ._capabilities import Capabilities
 __all__ = [
     "Driver",
     "ScriptedDriver",
+    "Service",
     "ServiceFactory",
     "Subject",
     "SubjectFactory",
     "reference_service",
     "reference_subject",
+    "with_capabilities",
 ]
 
 
@@ -32,11 +35,14 @@ class Driver(Protocol):
     """Acts as the human in front of one UI. You write one for your provider.
 
     Every method may wait; the suite bounds every wait, so a driver that never
-    returns fails a check instead of hanging the run.
-    """
+    returns fails a check instead of hanging the run. Calls can overlap: the
+    concurrency check performs on several pending requests from one task, one
+    after another, and other checks call :meth:`is_shown` while a
+    :meth:`perform` of another request has finished.
 
-    #: What the UI can do; the suite generates only these actions.
-    capabilities: Capabilities
+    A driver may also carry a ``capabilities`` attribute; when it does, it
+    must equal what the factory declares (see :func:`with_capabilities`).
+    """
 
     async def perform(self, request: AskUserQuestionRequest, behaviour: Behaviour) -> None:
         """Wait until *request* is on screen, then do *behaviour*.
@@ -63,12 +69,74 @@ class Subject:
     driver: Driver
     #: A name for reports.
     name: str = field(default="subject")
+    #: Awaited after every example that built this subject, even one that
+    #: failed or timed out, in the example's loop: close windows, pipes and
+    #: subprocesses here. ``None`` means nothing to close.
+    aclose: Callable[[], Awaitable[object]] | None = None
 
 
-#: Builds a fresh subject; the suite calls it once per generated example.
-SubjectFactory = Callable[[], Subject]
-#: Builds a fresh service (anything with ``register_provider`` and ``ask``).
-ServiceFactory = Callable[[], UserInteractionService]
+class Registration(Protocol):
+    """What a service's ``register_provider`` returns: a disposer, also a context manager."""
+
+    def __call__(self) -> None: ...
+    def dispose(self) -> None: ...
+    def __enter__(self) -> object: ...
+    def __exit__(self, *exc_info: object) -> object: ...
+
+
+class Service(Protocol):
+    """The structural type of a service under test: ``register_provider`` and ``ask``."""
+
+    def register_provider(self, provider: UserInteractionProvider, /) -> Registration: ...
+
+    async def ask(self, request: AskUserQuestionRequest, /) -> AskUserQuestionAnswer: ...
+
+
+#: Builds a fresh subject, synchronously or as a coroutine. The suite calls it
+#: once per generated example, inside that example's running event loop.
+SubjectFactory = Callable[[], Subject | Awaitable[Subject]]
+#: Builds a fresh service (anything with ``register_provider`` and ``ask``),
+#: synchronously or as a coroutine, inside the example's running loop.
+ServiceFactory = Callable[[], Service | Awaitable[Service]]
+
+F = TypeVar("F", bound=Callable[[], Any])
+
+
+class _Declared(Generic[F]):
+    """A factory that carries the capabilities of what it builds."""
+
+    def __init__(self, factory: F, capabilities: Capabilities) -> None:
+        self.factory = factory
+        self.capabilities = capabilities
+        self.__qualname__ = getattr(factory, "__qualname__", repr(factory))
+        self.__module__ = getattr(factory, "__module__", __name__)
+        self.__doc__ = factory.__doc__
+
+    def __call__(self) -> Any:  # noqa: ANN401 - whatever the wrapped factory returns
+        return self.factory()
+
+
+def with_capabilities(capabilities: Capabilities) -> Callable[[F], F]:
+    """Declare what the UI a subject factory builds can do, without building one.
+
+    >>> from dsh_user_interaction_conformance import Capabilities, reference_subject
+    >>> @with_capabilities(Capabilities(can_skip=False))
+    ... def my_subject():
+    ...     return reference_subject()
+    >>> my_subject.capabilities.can_skip
+    False
+    """
+
+    def declare(factory: F) -> F:
+        return cast("F", _Declared(factory, capabilities))
+
+    return declare
+
+
+def declared_capabilities(factory: object) -> Capabilities | None:
+    """The capabilities a factory declares, if it declares any."""
+    found = getattr(factory, "capabilities", None)
+    return found if isinstance(found, Capabilities) else None
 
 
 class ScriptedDriver:
@@ -108,7 +176,10 @@ class ScriptedDriver:
 
 
 def reference_subject() -> Subject:
-    """A fresh :class:`~dsh_user_interaction.ScriptedProvider` with its driver."""
+    """A fresh :class:`~dsh_user_interaction.ScriptedProvider` with its driver.
+
+    Its driver can do everything :class:`Capabilities` names, the default.
+    """
     provider = ScriptedProvider()
     return Subject(provider=provider, driver=ScriptedDriver(provider), name="reference")
 

@@ -23,17 +23,24 @@ asks for ``dsh_conformance_check``:
 The test is parametrized with one case per check. Provider checks need the
 ``dsh_user_interaction_subject`` fixture, service checks the
 ``dsh_user_interaction_service`` fixture; a check whose fixture you did not
-define is skipped with a message saying so. ``--dsh-profile`` sets the profile.
+define is skipped with a message saying so. The binding's own checks always
+run. A case fails exactly when the command line would exit 1 for that check:
+a MUST requirement failed, or no example judged it.
+
+Options: ``--dsh-profile`` (example counts), ``--dsh-seed`` (the seed; each
+failure prints the command line that reproduces it) and ``--dsh-bound``.
 """
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from ._engine import CHECKS, PROFILES
+from ._engine import CHECKS, PROFILES, SetupError
 from ._runner import run_suite
 
 __all__ = ["dsh_conformance_check", "pytest_addoption", "pytest_generate_tests"]
@@ -41,13 +48,28 @@ __all__ = ["dsh_conformance_check", "pytest_addoption", "pytest_generate_tests"]
 _FIXTURES = {"provider": "dsh_user_interaction_subject", "service": "dsh_user_interaction_service"}
 
 
+def _bound(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(text)
+    return value
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add ``--dsh-profile``."""
-    parser.addoption(
+    """Add ``--dsh-profile``, ``--dsh-seed`` and ``--dsh-bound``."""
+    group = parser.getgroup("dsh-user-interaction", "dsh-user-interaction conformance")
+    group.addoption(
         "--dsh-profile",
         choices=sorted(PROFILES),
         default="default",
-        help="dsh-user-interaction conformance profile (example counts)",
+        help="conformance profile (example counts)",
+    )
+    group.addoption("--dsh-seed", type=int, default=None, help="conformance seed")
+    group.addoption(
+        "--dsh-bound",
+        type=_bound,
+        default=1.0,
+        help="seconds a subject may take to settle after an abort or an answer",
     )
 
 
@@ -71,24 +93,41 @@ def dsh_conformance_check(
             factories[check.kind] = request.getfixturevalue(fixture)
         except pytest.FixtureLookupError:
             pytest.skip(f"define the {fixture} fixture to run the {check.kind} check {check.name}")
-    profile = str(request.config.getoption("--dsh-profile"))
+    config = request.config
+    profile = str(config.getoption("--dsh-profile"))
+    seed: int | None = config.getoption("--dsh-seed")
+    bound = float(str(config.getoption("--dsh-bound")))
+    if seed is None and not os.environ.get("CI"):
+        seed = int.from_bytes(os.urandom(4), "big")
 
     def run() -> None:
-        report = run_suite(
-            subject_factory=factories.get("provider"),
-            service_factory=factories.get("service"),
-            only=[check.name],
-            kinds=[check.kind],
-            profile=profile,
-        )
-        lines = [
-            f"{r.requirement.id} ({r.requirement.level}): {r.message}"
-            + f"\n    spec: {r.requirement.sentence}"
-            + "".join(f"\n    {line}" for line in r.example)
-            for r in report.results
-            if r.status == "failed"
-        ]
-        if lines:
-            pytest.fail(f"seed {report.seed}\n" + "\n".join(lines), pytrace=False)
+        try:
+            report = run_suite(
+                subject_factory=factories.get("provider"),
+                service_factory=factories.get("service"),
+                only=[check.name],
+                kinds=[check.kind],
+                profile=profile,
+                seed=seed,
+                bound=bound,
+            )
+        except SetupError as error:
+            pytest.fail(f"set-up error: {error}", pytrace=False)
+        bad = [r for r in [*report.results, *report.binding] if r.fails_run]
+        if not bad:
+            return
+        lines: list[str] = []
+        for result in bad:
+            lines.append(
+                f"{result.status.upper()}: {result.requirement.id} "
+                f"({result.requirement.level}): {result.message}"
+            )
+            lines.append(f"    spec: {result.requirement.sentence}")
+            lines.extend(f"    {line}" for block in result.example for line in block.splitlines())
+        pinned = f" --dsh-seed {seed}" if seed is not None else " (with CI set: derandomised)"
+        # pytest types FixtureRequest.node loosely.
+        node = str(request.node.nodeid)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        lines.append(f"reproduce: pytest '{node}'{pinned} --dsh-profile {profile}")
+        pytest.fail("\n".join(lines), pytrace=False)
 
     return run

@@ -17,13 +17,25 @@ drawn request can cross to a provider in any language.
 ... def test_requests_are_well_formed(request):
 ...     check_request(request)
 >>> test_requests_are_well_formed()
+
+Design note: every strategy that does not depend on drawn data is built once,
+at import or (for keyword parameters) on first use, because Hypothesis
+validates each new strategy object, and rebuilding them on every draw cost
+about half the suite's time. Strategies that depend on a drawn request
+(:func:`actions`, :func:`invalid_answers`) draw indices and counts from
+prebuilt strategies and index into the offered labels, so they shrink toward
+the first option and the simplest action. Nothing is filtered: a value that
+must meet a constraint (a minimum length, a non-blank text, a label that is
+not offered) is built to meet it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+import functools
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from hypothesis import strategies as st
 
@@ -41,6 +53,7 @@ from ._behaviour import Action, Behaviour, Dismiss, Nothing, Pick, Skip, Type, e
 from ._capabilities import Capabilities
 
 __all__ = [
+    "INVALID_REQUEST_REQUIREMENTS",
     "InvalidAnswer",
     "InvalidRequest",
     "actions",
@@ -56,117 +69,368 @@ __all__ = [
     "valid_answers",
 ]
 
-#: Pieces that break naive UIs: ANSI escapes, bidi overrides and isolates,
-#: zero-width characters, combining marks, emoji sequences, control characters.
-HOSTILE_PIECES: Final = (
-    "\x1b[31m",
-    "\x1b[2J",
-    "\x1b]0;title\x07",
-    "\u202e",
-    "\u202d",
-    "\u2066",
-    "\u2069",
-    "\u200b",
-    "\u200d",
-    "\u2060",
-    "\ufeff",
-    "e\u0301",
-    "\U0001f469\u200d\U0001f4bb",
-    "\U0001f3f3\ufe0f\u200d\U0001f308",
+# ---------------------------------------------------------------------------
+# Hostile text
+# ---------------------------------------------------------------------------
+
+#: Text that Unicode normalisation changes. Each of ``_UNSTABLE`` changes under
+#: all four forms (NFC, NFD, NFKC, NFKD); the others under some of them.
+_UNSTABLE: Final = (
+    "\u212b",  # ANGSTROM SIGN: a singleton, NFC gives U+00C5
+    "\u2126",  # OHM SIGN: a singleton, NFC gives U+03A9
+    "q\u0307\u0323",  # combining marks out of canonical order
+    "\u0958",  # DEVANAGARI QA: excluded from composition
+    "\u1f71",  # GREEK SMALL LETTER ALPHA WITH OXIA: a singleton
+    "\u0344",  # COMBINING GREEK DIALYTIKA TONOS
+)
+_NORMALISATION: Final = (
+    *_UNSTABLE,
+    "e\u0301",  # decomposed: NFC and NFKC compose it
+    "\u00e9",  # precomposed: NFD and NFKD decompose it
+    "A\u030a",
+    "\u00c5",
+    "\u1100\u1161",  # conjoining jamo: NFC gives a Hangul syllable
+    "\uac00",  # Hangul syllable: NFD gives jamo
+    "\u1e9b\u0323",
+    "\ufb01",  # compatibility ligature
+    "\uff21\uff42\uff43",  # fullwidth letters
+    "\u00bd",  # vulgar fraction
+    "x\u00b2",  # superscript
+    "\u2075",
+    "\u2460",  # circled digit
+    "\u017f",  # long s
+    "\u00b5",  # micro sign
+)
+#: Line terminators, and what newline conversion changes.
+_LINE_BREAKS: Final = ("\r", "\r\n", "\n", "\n\r", "\x85", "\u2028", "\u2029", "\x0b", "\x0c")
+#: Controls and characters that render as nothing.
+_INVISIBLE: Final = (
     "\x00",
     "\x08",
-    "\r",
-    "\r\n",
+    "\x7f",
     "\t",
-    " ",
-    "\u00a0",
-    "\u3000",
-    '"',
-    "\\",
-    "<b>",
-    "%s",
-    "{0}",
+    "\ufeff",
+    "\u200b",
+    "\u200c",
+    "\u200d",
+    "\u2060",
+    "\u00ad",
+    "\u180e",
+)
+#: Bidi overrides, embeddings, isolates and marks.
+_BIDI: Final = (
+    "\u202e",
+    "\u202d",
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+)
+#: ANSI CSI and OSC sequences a terminal would act on.
+_TERMINAL: Final = (
+    "\x1b[31m",
+    "\x1b[0m",
+    "\x1b[2J",
+    "\x1b[1A\x1b[2K",
+    "\x1b[?25l",
+    "\x9b31m",
+    "\x1b]0;title\x07",
+    "\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\",
+    "\x1bc",
+)
+#: Emoji with skin-tone modifiers, ZWJ sequences, flags and keycaps.
+_EMOJI: Final = (
+    "\U0001f44d\U0001f3fd",
+    "\U0001f469\u200d\U0001f4bb",
+    "\U0001f3f3\ufe0f\u200d\U0001f308",
+    "\U0001f468\U0001f3ff\u200d\U0001f91d\u200d\U0001f468\U0001f3fb",
+    "\U0001f1fa\U0001f1f3",
+    "1\ufe0f\u20e3",
+    "\u2764\ufe0f",
+)
+#: Spaces that trimming removes (and ``\ufeff``, which JavaScript trims and Python keeps).
+_SPACES: Final = (" ", "\u00a0", "\u3000", "\u2003", "\u2000", "\u1680", "\u202f", "\u205f")
+#: Quoting, markup and format strings.
+_MARKUP: Final = ('"', "'", "`", "\\", "<b>", "</script>", "&amp;", "%s", "{0}", "${x}", "*x*")
+
+_FAMILIES: Final = (
+    _NORMALISATION,
+    _LINE_BREAKS,
+    _INVISIBLE,
+    _BIDI,
+    _TERMINAL,
+    _EMOJI,
+    _SPACES,
+    _MARKUP,
 )
 
-_plain_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
+#: Pieces that break naive UIs: characters that Unicode normalisation changes,
+#: line terminators, controls, zero-width characters, bidi overrides and
+#: isolates, ANSI CSI and OSC sequences, emoji sequences, unusual spaces, and
+#: quoting and markup.
+HOSTILE_PIECES: Final = tuple(piece for family in _FAMILIES for piece in family)
+
+#: What can surround a text, so that trimming changes it.
+_EDGES: Final = (
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r",
+    "\r\n",
+    " \r\n",
+    "\u00a0",
+    "\u3000",
+    "\ufeff",
+    "\u2028",
+    "\x85",
+    " \t\n",
+)
+
+_any_char: Final = st.characters(exclude_categories=["Cs"])
+_ascii_text: Final = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=16)
+_plain_text: Final = st.text(_any_char, max_size=12)
+#: One character that is not whitespace (as either Python or JavaScript sees it).
+_solid_char: Final = st.characters(
+    exclude_categories=["Cs", "Cc", "Zs", "Zl", "Zp"], exclude_characters="\ufeff\u180e"
+)
+
+
+def _interleave(parts: tuple[list[str], str]) -> str:
+    pieces, text = parts
+    return text.join(pieces)
+
+
+def _wrap(parts: tuple[tuple[str, str], str]) -> str:
+    (prefix, suffix), text = parts
+    return prefix + text + suffix
+
+
+# Each text below is a few choices (a frame, a text), not one choice per part, to keep
+# generation cheap: a request holds dozens of them.
+#: Hostile pieces with one plain text between them.
+_mixed: Final = st.tuples(
+    st.lists(st.sampled_from(HOSTILE_PIECES), min_size=1, max_size=5), _plain_text
+).map(_interleave)
+#: Text that trimming changes.
+_padded: Final = st.tuples(
+    st.sampled_from([(lead, trail) for lead in ("", *_EDGES) for trail in _EDGES]),
+    _plain_text | _mixed,
+).map(_wrap)
+#: Text that every normalisation form, newline conversion and trimming change.
+_gauntlet: Final = st.tuples(
+    st.sampled_from(
+        [
+            (lead + unstable, newline + trail)
+            for lead in _EDGES
+            for unstable in _UNSTABLE
+            for newline in ("\r\n", "\r")
+            for trail in ("", *_EDGES)
+        ]
+    ),
+    _plain_text,
+).map(_wrap)
+#: Lines, mostly split by CR or CRLF, which newline conversion changes.
+_lines: Final = st.tuples(
+    st.sampled_from(("\r\n", "\r", "\n", "\r\n\r\n", "\n\r")),
+    st.lists(_ascii_text | _mixed, min_size=2, max_size=4),
+).map(lambda parts: parts[0].join(parts[1]))
+_long: Final = st.tuples(st.text(_any_char, min_size=1, max_size=12), st.integers(32, 200)).map(
+    lambda pair: pair[0] * pair[1]
+)
+
+
+@st.composite
+def _either(draw: st.DrawFn, branches: st.SearchStrategy[st.SearchStrategy[str]]) -> str:
+    # Like st.one_of, but the same branch may be listed twice to weigh it.
+    return draw(draw(branches))
+
+
+# Plain ASCII and the gauntlet twice: plain text stays common, and each transformation
+# (any normalisation form, newline conversion, trimming) changes about half the draws.
+_hostile: Final = _either(
+    st.sampled_from(
+        (
+            _ascii_text,
+            _plain_text,
+            _mixed,
+            _gauntlet,
+            _padded,
+            _lines,
+            _gauntlet,
+            _long,
+            _ascii_text,
+        )
+    )
+)
+
+
+@st.composite
+def _at_least(draw: st.DrawFn, min_size: int) -> str:
+    text = draw(_hostile)
+    # Pad rather than filter, so no draw is thrown away.
+    while len(text) < min_size:
+        text += draw(_solid_char)
+    return text
+
+
+@functools.cache
+def _hostile_text(min_size: int) -> st.SearchStrategy[str]:
+    return _hostile if min_size <= 0 else _at_least(min_size)
 
 
 def hostile_text(*, min_size: int = 0) -> st.SearchStrategy[str]:
     """Strings with hostile pieces, surrounding whitespace, and long runs.
 
+    They include text that Unicode normalisation (any form), newline
+    conversion or trimming changes, so a UI that does any of those to what it
+    returns is caught by an exact comparison. Plain text is drawn too.
+
     Every string has at least *min_size* characters.
     """
-    pieces = st.lists(st.sampled_from(HOSTILE_PIECES) | _plain_text, max_size=6).map("".join)
-    padded = st.tuples(
-        st.sampled_from(["", " ", "  ", "\t", "\n"]), _plain_text, st.sampled_from(["", " ", "\n"])
-    ).map("".join)
-    long = st.tuples(_plain_text.filter(bool), st.integers(32, 200)).map(
-        lambda pair: pair[0] * pair[1]
-    )
-    strategy = st.one_of(_plain_text, pieces, padded, long)
-    if min_size:
-        strategy = strategy.filter(lambda text: len(text) >= min_size)
-    return strategy
+    return _hostile_text(min_size)
+
+
+_labels: Final = _hostile_text(1)
 
 
 def labels() -> st.SearchStrategy[str]:
     """Non-empty option labels (and ids), hostile ones included."""
-    return hostile_text(min_size=1)
+    return _labels
+
+
+@st.composite
+def _non_blank(draw: st.DrawFn) -> str:
+    text = draw(_labels)
+    if is_blank(text):
+        # Keep the whitespace, so the text still tests trimming.
+        text += draw(_solid_char)
+    return text
+
+
+_custom_texts: Final = _non_blank()
 
 
 def custom_texts() -> st.SearchStrategy[str]:
     """Custom text with at least one non-whitespace character (``ANS-CUSTOM-1``)."""
-    return hostile_text(min_size=1).filter(lambda text: not is_blank(text))
+    return _custom_texts
 
 
-@st.composite
+def _fresh(label: str, taken: Collection[str]) -> str:
+    """*label*, suffixed until it is none of *taken*."""
+    while label in taken:
+        label += "'"
+    return label
+
+
+# ---------------------------------------------------------------------------
+# Well-formed requests
+# ---------------------------------------------------------------------------
+
+_booleans: Final = st.booleans()
+_one_in_four: Final = st.integers(0, 3)
+_one_in_five: Final = st.integers(0, 4)
+
+
+@functools.cache
+def _below(n: int) -> st.SearchStrategy[int]:
+    """An index into a sequence of *n* items; shrinks toward the first."""
+    return st.integers(0, n - 1)
+
+
+@functools.cache
+def _between(low: int, high: int) -> st.SearchStrategy[int]:
+    return st.integers(low, high)
+
+
+def _label_of(option: AskUserQuestionOption) -> str:
+    return option["label"]
+
+
+_option: Final = cast(
+    "st.SearchStrategy[AskUserQuestionOption]",
+    st.fixed_dictionaries({"label": _labels}, optional={"description": _hostile}),
+)
+
+
+@functools.cache
+def _options(min_size: int, max_size: int) -> st.SearchStrategy[list[AskUserQuestionOption]]:
+    return st.lists(_option, min_size=min_size, max_size=max_size, unique_by=_label_of)
+
+
 def options(
-    draw: st.DrawFn, *, min_size: int = 0, max_size: int = 5
-) -> list[AskUserQuestionOption]:
+    *, min_size: int = 0, max_size: int = 5
+) -> st.SearchStrategy[list[AskUserQuestionOption]]:
     """A list of options with distinct labels (``REQ-OPTIONS-3``)."""
-    names = draw(st.lists(labels(), min_size=min_size, max_size=max_size, unique=True))
-    result: list[AskUserQuestionOption] = []
-    for name in names:
-        option: AskUserQuestionOption = {"label": name}
-        if draw(st.booleans()):
-            option["description"] = draw(hostile_text())
-        result.append(option)
-    return result
+    return _options(min_size, max_size)
+
+
+# Often two options or more, so multi-select questions have something to pick.
+_offered: Final = st.one_of(st.none(), _options(0, 5), _options(2, 5))
+# Multi-select half the time an option list is given explicitly.
+_multi_select: Final = st.sampled_from((None, False, True, True))
+
+
+def _draw_question(draw: st.DrawFn, question_id: str | None) -> AskUserQuestionItem:
+    item: AskUserQuestionItem = {
+        "id": question_id if question_id is not None else draw(_labels),
+        "question": draw(_labels),
+    }
+    if draw(_booleans):
+        item["header"] = draw(_hostile)
+    offered = draw(_offered)
+    if offered is not None:
+        item["options"] = offered
+    multi = draw(_multi_select)
+    if multi is not None:
+        item["multiSelect"] = multi
+    if offered and draw(_one_in_four) == 0:
+        approve = offered[draw(_below(len(offered)))]["label"]
+        item["intent"] = {"kind": "plan-review", "approve": approve}
+        item["detail"] = draw(_labels)
+    elif draw(_booleans):
+        item["detail"] = draw(_hostile)
+    return item
 
 
 @st.composite
 def questions(draw: st.DrawFn, *, question_id: str | None = None) -> AskUserQuestionItem:
     """One well-formed question, sometimes with a valid intent."""
-    item: AskUserQuestionItem = {
-        "id": question_id if question_id is not None else draw(labels()),
-        "question": draw(hostile_text(min_size=1)),
-    }
-    if draw(st.booleans()):
-        item["header"] = draw(hostile_text())
-    offered = draw(st.none() | options())
-    if offered is not None:
-        item["options"] = offered
-    multi = draw(st.sampled_from([None, False, True]))
-    if multi is not None:
-        item["multiSelect"] = multi
-    if offered and draw(st.integers(0, 3)) == 0:
-        item["intent"] = {"kind": "plan-review", "approve": draw(st.sampled_from(offered))["label"]}
-        item["detail"] = draw(hostile_text(min_size=1).filter(bool))
-    elif draw(st.booleans()):
-        item["detail"] = draw(hostile_text())
-    return item
+    return _draw_question(draw, question_id)
 
 
 @st.composite
-def requests(
-    draw: st.DrawFn, *, min_questions: int = 1, max_questions: int = 4
-) -> AskUserQuestionRequest:
-    """A well-formed request without a signal, with distinct question ids."""
-    ids = draw(st.lists(labels(), min_size=min_questions, max_size=max_questions, unique=True))
-    request: AskUserQuestionRequest = {"questions": [draw(questions(question_id=i)) for i in ids]}
-    if draw(st.booleans()):
-        request["agent"] = draw(hostile_text())
+def _requests_of(draw: st.DrawFn, ids: st.SearchStrategy[list[str]]) -> AskUserQuestionRequest:
+    request: AskUserQuestionRequest = {
+        "questions": [_draw_question(draw, question_id) for question_id in draw(ids)]
+    }
+    if draw(_booleans):
+        request["agent"] = draw(_hostile)
     return request
+
+
+@functools.cache
+def _requests(min_questions: int, max_questions: int) -> st.SearchStrategy[AskUserQuestionRequest]:
+    ids = st.lists(_labels, min_size=min_questions, max_size=max_questions, unique=True)
+    return _requests_of(ids)
+
+
+def requests(
+    *, min_questions: int = 1, max_questions: int = 4
+) -> st.SearchStrategy[AskUserQuestionRequest]:
+    """A well-formed request without a signal, with distinct question ids."""
+    return _requests(min_questions, max_questions)
+
+
+# ---------------------------------------------------------------------------
+# Malformed requests
+# ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -196,105 +460,171 @@ _NOT_LIST: Final = st.one_of(
 _NOT_MAPPING: Final = st.one_of(
     st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers(), max_size=2)
 )
+_NOT_NON_EMPTY_STRING: Final = _NOT_STRING | st.just("")
+_BAD_OPTION: Final = st.one_of(
+    _NOT_MAPPING,
+    st.fixed_dictionaries({"label": _NOT_NON_EMPTY_STRING}),
+    st.builds(lambda: {"description": "no label"}),
+)
+_BAD_INTENT: Final = st.one_of(
+    _NOT_MAPPING,
+    st.fixed_dictionaries({"kind": _NOT_STRING, "approve": st.just("Approve")}),
+    st.fixed_dictionaries({"kind": st.just("plan-review"), "approve": _NOT_STRING}),
+)
+_INTENT_KIND: Final = st.sampled_from(("plan-review", "deploy-review"))
 
-Mutation = Callable[[st.DrawFn, dict[str, Any]], tuple[ErrorCode, str, str | None]]
+Question = dict[str, Any]
+#: Breaks one question; returns the code and the field the message must name.
+QuestionDefect = Callable[[st.DrawFn, Question], tuple[ErrorCode, str | None]]
+#: Breaks a well-formed request (a mutable copy) in one way.
+RequestDefect = Callable[[st.DrawFn, str, dict[str, Any]], InvalidRequest]
 
 
-def _break_question(
-    requirement: str, field: str, breaker: Callable[[st.DrawFn, dict[str, Any]], None]
-) -> Mutation:
-    def mutate(draw: st.DrawFn, question: dict[str, Any]) -> tuple[ErrorCode, str, str | None]:
-        breaker(draw, question)
-        return ErrorCode.BAD_REQUEST, requirement, field
-
-    return mutate
+def _labels_of(question: Question) -> list[str]:
+    return [option["label"] for option in question.get("options", [])]
 
 
-def _set(
-    key: str, values: st.SearchStrategy[object]
-) -> Callable[[st.DrawFn, dict[str, Any]], None]:
-    def breaker(draw: st.DrawFn, question: dict[str, Any]) -> None:
+def _set(key: str, values: st.SearchStrategy[object]) -> QuestionDefect:
+    """A defect that sets *key* to one of *values*; the message names *key*."""
+
+    def defect(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | None]:
         question[key] = draw(values)
+        return ErrorCode.BAD_REQUEST, key
 
-    return breaker
-
-
-def _bad_option(draw: st.DrawFn, question: dict[str, Any]) -> None:
-    bad = draw(
-        st.one_of(
-            _NOT_MAPPING,
-            st.fixed_dictionaries({"label": _NOT_STRING | st.just("")}),
-            st.just({"description": "no label"}),
-        )
-    )
-    question["options"] = [*question.get("options", []), bad]
+    return defect
 
 
-def _bad_description(draw: st.DrawFn, question: dict[str, Any]) -> None:
-    name = draw(labels().filter(lambda label: label not in _labels_of(question)))
+def _bad_options(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | None]:
+    if draw(_booleans):
+        question["options"] = draw(_NOT_LIST)
+    else:
+        question["options"] = [*question.get("options", []), draw(_BAD_OPTION)]
+    return ErrorCode.BAD_REQUEST, "options"
+
+
+def _bad_description(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | None]:
+    name = _fresh(draw(_labels), _labels_of(question))
     question["options"] = [
         *question.get("options", []),
         {"label": name, "description": draw(_NOT_STRING)},
     ]
+    return ErrorCode.BAD_REQUEST, "description"
 
 
-def _duplicate_label(draw: st.DrawFn, question: dict[str, Any]) -> None:
-    offered = question.get("options") or [{"label": draw(labels())}]
-    copy = dict(draw(st.sampled_from(offered)))
-    question["options"] = [*offered, copy]
+def _duplicate_label(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | None]:
+    offered: list[dict[str, Any]] = question.get("options") or [{"label": draw(_labels)}]
+    copied = dict(offered[draw(_below(len(offered)))])
+    question["options"] = [*offered, copied]
+    return ErrorCode.BAD_REQUEST, "label"
 
 
-def _bad_intent(draw: st.DrawFn, question: dict[str, Any]) -> None:
-    question["intent"] = draw(
-        st.one_of(
-            _NOT_MAPPING,
-            st.fixed_dictionaries({"kind": _NOT_STRING, "approve": st.just("Approve")}),
-            st.fixed_dictionaries({"kind": st.just("plan-review"), "approve": _NOT_STRING}),
-        )
-    )
+def _bad_intent(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | None]:
+    question["intent"] = draw(_BAD_INTENT)
+    return ErrorCode.BAD_REQUEST, "intent"
 
 
-def _labels_of(question: dict[str, Any]) -> list[str]:
-    return [option["label"] for option in question.get("options", [])]
-
-
-def _approve_unknown(
-    draw: st.DrawFn, question: dict[str, Any]
-) -> tuple[ErrorCode, str, str | None]:
-    known = _labels_of(question)
+def _approve_unknown(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | None]:
     question["intent"] = {
-        "kind": draw(st.sampled_from(["plan-review", "deploy-review"])),
-        "approve": draw(labels().filter(lambda label: label not in known)),
+        "kind": draw(_INTENT_KIND),
+        "approve": _fresh(draw(_labels), _labels_of(question)),
     }
     question["detail"] = "the plan"
-    return ErrorCode.BAD_INTENT, "INT-APPROVE-1", None
+    return ErrorCode.BAD_INTENT, None
 
 
-def _detail_missing(draw: st.DrawFn, question: dict[str, Any]) -> tuple[ErrorCode, str, str | None]:
-    offered = question.get("options") or [{"label": "Approve"}]
+def _detail_missing(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | None]:
+    offered: list[dict[str, Any]] = question.get("options") or [{"label": "Approve"}]
     question["options"] = offered
-    question["intent"] = {"kind": "plan-review", "approve": draw(st.sampled_from(offered))["label"]}
-    if draw(st.booleans()):
+    approve = offered[draw(_below(len(offered)))]["label"]
+    question["intent"] = {"kind": "plan-review", "approve": approve}
+    if draw(_booleans):
         question.pop("detail", None)
     else:
         question["detail"] = ""
-    return ErrorCode.BAD_INTENT, "INT-DETAIL-1", None
+    return ErrorCode.BAD_INTENT, None
 
 
-_QUESTION_MUTATIONS: Final[tuple[Mutation, ...]] = (
-    _break_question("REQ-ID-1", "id", _set("id", _NOT_STRING | st.just(""))),
-    _break_question("REQ-TEXT-1", "question", _set("question", _NOT_STRING | st.just(""))),
-    _break_question("REQ-HEADER-1", "header", _set("header", _NOT_STRING)),
-    _break_question("REQ-DETAIL-1", "detail", _set("detail", _NOT_STRING)),
-    _break_question("REQ-OPTIONS-1", "options", _set("options", _NOT_LIST)),
-    _break_question("REQ-OPTIONS-1", "options", _bad_option),
-    _break_question("REQ-OPTIONS-2", "description", _bad_description),
-    _break_question("REQ-OPTIONS-3", "label", _duplicate_label),
-    _break_question("REQ-MULTI-1", "multiSelect", _set("multiSelect", _NOT_BOOL)),
-    _break_question("REQ-INTENT-1", "intent", _bad_intent),
-    _approve_unknown,
-    _detail_missing,
-)
+def _in_one_question(defect: QuestionDefect) -> RequestDefect:
+    """A request defect that breaks one drawn question with *defect*."""
+
+    def build(draw: st.DrawFn, requirement: str, request: dict[str, Any]) -> InvalidRequest:
+        questions: list[Question] = request["questions"]
+        target = questions[draw(_below(len(questions)))]
+        # An unrelated intent elsewhere must not decide the outcome.
+        for question in questions:
+            question.pop("intent", None)
+        code, field = defect(draw, target)
+        return InvalidRequest(request, code, requirement, field)
+
+    return build
+
+
+def _aborted(draw: st.DrawFn, requirement: str, request: dict[str, Any]) -> InvalidRequest:
+    # SVC-ORDER-1 wins over every other defect, so break something else too.
+    request["signal"] = AbortSignal.abort()
+    request["questions"] = ([], request["questions"], None)[draw(_below(3))]
+    return InvalidRequest(request, ErrorCode.ASK_ABORTED, requirement)
+
+
+def _no_questions(draw: st.DrawFn, requirement: str, request: dict[str, Any]) -> InvalidRequest:
+    request["questions"] = []
+    return InvalidRequest(request, ErrorCode.EMPTY_QUESTIONS, requirement)
+
+
+def _questions_not_a_list(
+    draw: st.DrawFn, requirement: str, request: dict[str, Any]
+) -> InvalidRequest:
+    if draw(_booleans):
+        request.pop("questions")
+    else:
+        request["questions"] = draw(_NOT_LIST)
+    return InvalidRequest(request, ErrorCode.BAD_REQUEST, requirement, "questions")
+
+
+def _item_not_a_mapping(
+    draw: st.DrawFn, requirement: str, request: dict[str, Any]
+) -> InvalidRequest:
+    index = draw(_below(len(request["questions"]) + 1))
+    request["questions"].insert(index, draw(_NOT_MAPPING))
+    return InvalidRequest(request, ErrorCode.BAD_REQUEST, requirement, f"questions[{index}]")
+
+
+def _duplicate_id(draw: st.DrawFn, requirement: str, request: dict[str, Any]) -> InvalidRequest:
+    questions: list[Question] = request["questions"]
+    source = questions[draw(_below(len(questions)))]
+    twin = dict(_draw_question(draw, source["id"]))
+    twin.pop("intent", None)
+    questions.append(twin)
+    return InvalidRequest(request, ErrorCode.BAD_REQUEST, requirement, "id")
+
+
+def _bad_agent(draw: st.DrawFn, requirement: str, request: dict[str, Any]) -> InvalidRequest:
+    request["agent"] = draw(_NOT_STRING)
+    return InvalidRequest(request, ErrorCode.BAD_REQUEST, requirement, "agent")
+
+
+#: Every requirement a malformed request can break, and how to break it alone.
+#: :func:`invalid_requests` picks a requirement first, so each is equally likely.
+_DEFECTS: Final[dict[str, RequestDefect]] = {
+    "SVC-ORDER-1": _aborted,
+    "SVC-ORDER-2": _no_questions,
+    "REQ-QUESTIONS-1": _questions_not_a_list,
+    "REQ-ITEM-1": _item_not_a_mapping,
+    "REQ-ID-1": _in_one_question(_set("id", _NOT_NON_EMPTY_STRING)),
+    "REQ-ID-2": _duplicate_id,
+    "REQ-TEXT-1": _in_one_question(_set("question", _NOT_NON_EMPTY_STRING)),
+    "REQ-HEADER-1": _in_one_question(_set("header", _NOT_STRING)),
+    "REQ-DETAIL-1": _in_one_question(_set("detail", _NOT_STRING)),
+    "REQ-OPTIONS-1": _in_one_question(_bad_options),
+    "REQ-OPTIONS-2": _in_one_question(_bad_description),
+    "REQ-OPTIONS-3": _in_one_question(_duplicate_label),
+    "REQ-MULTI-1": _in_one_question(_set("multiSelect", _NOT_BOOL)),
+    "REQ-INTENT-1": _in_one_question(_bad_intent),
+    "REQ-AGENT-1": _bad_agent,
+    "INT-APPROVE-1": _in_one_question(_approve_unknown),
+    "INT-DETAIL-1": _in_one_question(_detail_missing),
+}
+_REQUIREMENTS: Final = st.sampled_from(tuple(_DEFECTS))
 
 
 def _plain(request: AskUserQuestionRequest) -> dict[str, Any]:
@@ -309,89 +639,144 @@ def _plain(request: AskUserQuestionRequest) -> dict[str, Any]:
     return copied
 
 
+_base_requests: Final = _requests(1, 4)
+
+
 @st.composite
-def invalid_requests(draw: st.DrawFn) -> InvalidRequest:
+def _invalid_requests(draw: st.DrawFn, only: str | None = None) -> InvalidRequest:
+    requirement = only if only is not None else draw(_REQUIREMENTS)
+    return _DEFECTS[requirement](draw, requirement, _plain(draw(_base_requests)))
+
+
+#: Every requirement :func:`invalid_requests` can break, in spec order.
+INVALID_REQUEST_REQUIREMENTS: Final = tuple(_DEFECTS)
+_invalid: Final = _invalid_requests()
+_invalid_for: Final = {r: _invalid_requests(r) for r in _DEFECTS}
+
+
+def invalid_requests(*, requirement: str | None = None) -> st.SearchStrategy[InvalidRequest]:
     """A request with exactly one defect, and the error ``ask()`` must raise.
 
     The rest of the request is well-formed, so the defect alone decides the
-    outcome.
+    outcome. Every requirement a request can break (``SVC-ORDER-1``,
+    ``SVC-ORDER-2``, ``REQ-*``, ``INT-*``; see
+    :data:`INVALID_REQUEST_REQUIREMENTS`) is equally likely, unless
+    *requirement* names the one to break.
     """
-    kind = draw(st.integers(0, 5))
-    base = _plain(draw(requests()))
-    if kind == 0:
-        # SVC-ORDER-1 wins over every other defect, so break something else too.
-        base["signal"] = AbortSignal.abort()
-        base["questions"] = draw(st.sampled_from([[], base["questions"], None]))
-        return InvalidRequest(base, ErrorCode.ASK_ABORTED, "SVC-ORDER-1")
-    if kind == 1:
-        base["questions"] = []
-        return InvalidRequest(base, ErrorCode.EMPTY_QUESTIONS, "SVC-ORDER-2")
-    if kind == 2:
-        if draw(st.booleans()):
-            base.pop("questions")
-        else:
-            base["questions"] = draw(_NOT_LIST)
-        return InvalidRequest(base, ErrorCode.BAD_REQUEST, "REQ-QUESTIONS-1", "questions")
-    if kind == 3:
-        if draw(st.booleans()):
-            base["agent"] = draw(_NOT_STRING)
-            return InvalidRequest(base, ErrorCode.BAD_REQUEST, "REQ-AGENT-1", "agent")
-        index = draw(st.integers(0, len(base["questions"])))
-        base["questions"].insert(index, draw(_NOT_MAPPING))
-        return InvalidRequest(base, ErrorCode.BAD_REQUEST, "REQ-ITEM-1", f"questions[{index}]")
-    if kind == 4:
-        source = draw(st.sampled_from(base["questions"]))
-        twin = dict(draw(questions(question_id=source["id"])))
-        twin.pop("intent", None)
-        base["questions"].append(twin)
-        return InvalidRequest(base, ErrorCode.BAD_REQUEST, "REQ-ID-2", "id")
-    target = draw(st.sampled_from(base["questions"]))
-    mutation = draw(st.sampled_from(_QUESTION_MUTATIONS))
-    # An unrelated intent elsewhere must not decide the outcome.
-    for question in base["questions"]:
-        if question is not target:
-            question.pop("intent", None)
-    target.pop("intent", None)
-    code, requirement, field = mutation(draw, target)
-    return InvalidRequest(base, code, requirement, field)
+    if requirement is None:
+        return _invalid
+    if requirement not in _invalid_for:
+        raise ValueError(f"no malformed request breaks {requirement!r}")
+    return _invalid_for[requirement]
 
 
-def _custom_allowed(question: AskUserQuestionItem, capabilities: Capabilities) -> bool:
-    if not question.get("options"):
-        return True
-    if question.get("multiSelect") is True:
-        return capabilities.custom_on_multi
-    return capabilities.custom_on_single
+# ---------------------------------------------------------------------------
+# What the human does
+# ---------------------------------------------------------------------------
+
+_SKIP: Final = "skip"
+_PICK: Final = "pick"
+_TYPE: Final = "type"
+_PICK_AND_TYPE: Final = "pick and type"
+_DEFAULT_CAPABILITIES: Final = Capabilities()
+
+
+@functools.cache
+def _kinds(has_options: bool, multi: bool, capabilities: Capabilities) -> st.SearchStrategy[str]:
+    """What the human may do with a question of this shape; shrinks toward the first."""
+    custom = capabilities.custom_on_multi if multi else capabilities.custom_on_single
+    skip = [_SKIP] if capabilities.can_skip else []
+    if not has_options:
+        kinds = [*skip, _TYPE]
+    elif not multi:
+        kinds = [*skip, _PICK, *([_TYPE] if custom else [])]
+    else:
+        # Picking first, and twice as likely as the rest, so that several labels
+        # are picked in more than half the examples (see _draw_labels).
+        picks = [_PICK, _PICK_AND_TYPE] if custom else [_PICK]
+        kinds = [*picks, *skip, *([_TYPE] if custom else []), *picks]
+    return st.sampled_from(kinds)
+
+
+def _draw_labels(draw: st.DrawFn, offered: Sequence[str], multi: bool) -> tuple[str, ...]:
+    """One label, or on a multi-select one or more distinct labels in a drawn order."""
+    if not multi or len(offered) == 1:
+        return (offered[draw(_below(len(offered)))],)
+    # Several labels four times in five, and in the simplest case: Hypothesis completes
+    # many early examples with the simplest choices, and those should pick several too.
+    count = 1 if draw(_one_in_five) == 4 else draw(_between(2, len(offered)))
+    remaining = list(offered)
+    return tuple(remaining.pop(draw(_below(len(remaining)))) for _ in range(count))
+
+
+def _draw_action(
+    draw: st.DrawFn, question: AskUserQuestionItem, capabilities: Capabilities
+) -> Action:
+    offered = [option["label"] for option in question.get("options", ())]
+    multi = question.get("multiSelect") is True
+    kind = draw(_kinds(bool(offered), multi, capabilities))
+    if kind == _SKIP:
+        return Skip()
+    if kind == _PICK:
+        return Pick(_draw_labels(draw, offered, multi))
+    text = draw(_custom_texts)
+    if kind == _PICK_AND_TYPE:
+        return Type(text, _draw_labels(draw, offered, multi))
+    return Type(text)
+
+
+def _draw_actions(
+    draw: st.DrawFn, request: AskUserQuestionRequest, capabilities: Capabilities
+) -> tuple[Action, ...]:
+    return tuple(_draw_action(draw, question, capabilities) for question in request["questions"])
 
 
 @st.composite
-def _action(draw: st.DrawFn, question: AskUserQuestionItem, capabilities: Capabilities) -> Action:
-    offered = [option["label"] for option in question.get("options", ())]
-    multi = question.get("multiSelect") is True
-    choices: list[st.SearchStrategy[Action]] = []
-    if capabilities.can_skip:
-        choices.append(st.just(Skip()))
-    if offered:
-        picked = (
-            st.lists(st.sampled_from(offered), min_size=1, unique=True).map(tuple)
-            if multi
-            else st.sampled_from(offered).map(lambda label: (label,))
-        )
-        choices.append(picked.map(Pick))
-    if _custom_allowed(question, capabilities):
-        choices.append(st.builds(Type, custom_texts()))
-        if multi and offered:
-            extra = st.lists(st.sampled_from(offered), min_size=1, unique=True).map(tuple)
-            choices.append(st.builds(Type, custom_texts(), extra))
-    return draw(st.one_of(choices))
+def _actions(
+    draw: st.DrawFn, request: AskUserQuestionRequest, capabilities: Capabilities
+) -> tuple[Action, ...]:
+    return _draw_actions(draw, request, capabilities)
 
 
 def actions(
     request: AskUserQuestionRequest, capabilities: Capabilities | None = None
 ) -> st.SearchStrategy[tuple[Action, ...]]:
-    """One action per question that a UI with *capabilities* can perform."""
-    capabilities = capabilities or Capabilities()
-    return st.tuples(*(_action(question, capabilities) for question in request["questions"]))
+    """One action per question that a UI with *capabilities* can perform.
+
+    On a multi-select question with two or more options, the human picks two
+    or more labels in about half the examples, in a drawn order.
+    """
+    return _actions(request, capabilities or _DEFAULT_CAPABILITIES)
+
+
+_ANSWER: Final = "answer"
+_DISMISS: Final = "dismiss"
+_NOTHING: Final = "nothing"
+
+
+@functools.cache
+def _outcomes(can_dismiss: bool, include_nothing: bool) -> st.SearchStrategy[str]:
+    outcomes = [_ANSWER]
+    if can_dismiss:
+        outcomes.append(_DISMISS)
+    if include_nothing:
+        outcomes.append(_NOTHING)
+    return st.sampled_from(outcomes)
+
+
+@st.composite
+def _behaviours(
+    draw: st.DrawFn,
+    request: AskUserQuestionRequest,
+    capabilities: Capabilities,
+    include_nothing: bool,
+) -> Behaviour:
+    outcome = draw(_outcomes(capabilities.can_dismiss, include_nothing))
+    if outcome == _DISMISS:
+        return Dismiss()
+    if outcome == _NOTHING:
+        return Nothing()
+    return _draw_actions(draw, request, capabilities)
 
 
 def behaviours(
@@ -401,19 +786,22 @@ def behaviours(
     include_nothing: bool = False,
 ) -> st.SearchStrategy[Behaviour]:
     """Answer every question, or dismiss the batch, or (optionally) do nothing."""
-    capabilities = capabilities or Capabilities()
-    choices: list[st.SearchStrategy[Behaviour]] = [actions(request, capabilities)]
-    if capabilities.can_dismiss:
-        choices.append(st.just(Dismiss()))
-    if include_nothing:
-        choices.append(st.just(Nothing()))
-    return st.one_of(choices)
+    return _behaviours(request, capabilities or _DEFAULT_CAPABILITIES, include_nothing)
+
+
+# ---------------------------------------------------------------------------
+# Answers
+# ---------------------------------------------------------------------------
+
+
+def _draw_valid_answer(draw: st.DrawFn, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    return expected_answer(request, _draw_actions(draw, request, _DEFAULT_CAPABILITIES))
 
 
 @st.composite
 def valid_answers(draw: st.DrawFn, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
     """An answer that keeps every answer rule for *request*."""
-    return expected_answer(request, draw(actions(request)))
+    return _draw_valid_answer(draw, request)
 
 
 @dataclass(frozen=True)
@@ -424,65 +812,76 @@ class InvalidAnswer:
     requirement: str
 
 
+# Drawn values are copied, so no two examples share a mutable object.
+_NOT_AN_ANSWER: Final[st.SearchStrategy[object]] = st.sampled_from(
+    (None, [], "answers", {"answers": None}, {})
+)
+_NOT_A_SELECTION: Final = st.sampled_from((None, "label", [1], {"a": 1}))
+_BLANK: Final = st.sampled_from(("", " ", "\n\t", "\u3000", "\ufeff"))
+
+
+@functools.cache
+def _breakers(has_options: bool, multi: bool, several: bool) -> st.SearchStrategy[str]:
+    breakers = ["shape", "keys", "count", "order", "sel-type", "sel-unknown", "blank"]
+    if has_options:
+        breakers.append("sel-dup")
+    if has_options and not multi and several:
+        breakers.append("single-many")
+    if has_options and not multi:
+        breakers.append("single-custom")
+    return st.sampled_from(breakers)
+
+
 @st.composite
 def invalid_answers(draw: st.DrawFn, request: AskUserQuestionRequest) -> InvalidAnswer:
     """An answer to *request* that breaks exactly one ``MUST`` rule (it may break more)."""
-    answer: dict[str, Any] = dict(draw(valid_answers(request)))
+    answer: dict[str, Any] = dict(_draw_valid_answer(draw, request))
     items: list[dict[str, Any]] = [dict(item) for item in answer["answers"]]
     answer["answers"] = items
-    index = draw(st.integers(0, len(items) - 1))
+    index = draw(_below(len(items)))
     item, question = items[index], request["questions"][index]
     offered = [option["label"] for option in question.get("options", ())]
     multi = question.get("multiSelect") is True
-    breakers: list[str] = ["shape", "keys", "count", "order", "sel-type", "sel-unknown", "blank"]
-    if offered:
-        breakers.append("sel-dup")
-    if offered and not multi and len(offered) >= 2:
-        breakers.append("single-many")
-    if offered and not multi:
-        breakers.append("single-custom")
-    breaker = draw(st.sampled_from(breakers))
+    breaker = draw(_breakers(bool(offered), multi, len(offered) >= 2))
     if breaker == "shape":
-        return InvalidAnswer(
-            draw(st.sampled_from([None, [], "answers", {"answers": None}, {}])), "ANS-SHAPE-1"
-        )
+        return InvalidAnswer(copy.deepcopy(draw(_NOT_AN_ANSWER)), "ANS-SHAPE-1")
     if breaker == "keys":
-        target = draw(st.sampled_from(["answer", "item"]))
-        if target == "answer":
-            answer["extra"] = True
-        else:
+        if draw(_booleans):
             item["note"] = "extra"
+        else:
+            answer["extra"] = True
         return InvalidAnswer(answer, "ANS-KEYS-1")
     if breaker == "count":
-        if draw(st.booleans()) or len(items) == 1:
+        if draw(_booleans) or len(items) == 1:
             items.append(dict(items[-1]))
         else:
             items.pop()
         return InvalidAnswer(answer, "ANS-COUNT-1")
     if breaker == "order":
-        item["id"] = draw(labels().filter(lambda text: text != question["id"]))
+        item["id"] = _fresh(draw(_labels), (question["id"],))
         return InvalidAnswer(answer, "ANS-ORDER-1")
     if breaker == "sel-type":
-        item["selected"] = draw(st.sampled_from([None, "label", [1], {"a": 1}]))
+        item["selected"] = copy.deepcopy(draw(_NOT_A_SELECTION))
         return InvalidAnswer(answer, "ANS-SEL-1")
     if breaker == "sel-unknown":
-        item["selected"] = [draw(labels().filter(lambda text: text not in offered))]
+        item["selected"] = [_fresh(draw(_labels), offered)]
         item.pop("custom", None)
         return InvalidAnswer(answer, "ANS-SEL-3")
     if breaker == "blank":
-        item["custom"] = draw(st.sampled_from(["", " ", "\n\t", "\u3000", "\ufeff"]))
+        item["custom"] = draw(_BLANK)
         return InvalidAnswer(answer, "ANS-CUSTOM-1")
     if breaker == "sel-dup":
-        label = draw(st.sampled_from(offered))
+        label = offered[draw(_below(len(offered)))]
         item["selected"] = [label, label]
         item.pop("custom", None)
         return InvalidAnswer(answer, "ANS-SEL-2")
     if breaker == "single-many":
-        item["selected"] = draw(
-            st.lists(st.sampled_from(offered), min_size=2, max_size=2, unique=True)
-        )
+        first = draw(_below(len(offered)))
+        second = draw(_below(len(offered) - 1))
+        second += second >= first
+        item["selected"] = [offered[first], offered[second]]
         item.pop("custom", None)
         return InvalidAnswer(answer, "ANS-SINGLE-1")
-    item["selected"] = [draw(st.sampled_from(offered))]
-    item["custom"] = draw(custom_texts())
+    item["selected"] = [offered[draw(_below(len(offered)))]]
+    item["custom"] = draw(_custom_texts)
     return InvalidAnswer(answer, "ANS-SINGLE-2")

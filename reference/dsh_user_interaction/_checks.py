@@ -15,6 +15,7 @@ Both are single-pass and linear in questions x options.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -88,6 +89,22 @@ def _quote(value: str) -> str:
     if len(value) <= _QUOTE_LIMIT:
         return json.dumps(value)
     return f"{json.dumps(value[:_QUOTE_LIMIT])}... ({len(value)} characters)"
+
+
+def js_quote(value: str) -> str:
+    """*value* quoted as ECMAScript's ``JSON.stringify`` writes it, never shortened.
+
+    Non-ASCII characters stay raw, control characters are escaped, and lone
+    surrogates are written ``\\udXXX``, so the text is always valid UTF-8.
+
+    >>> print(js_quote("Approuvé \\"x\\"\\n\\ud800"))
+    "Approuvé \\"x\\"\\n\\ud800"
+    """
+    quoted = json.dumps(value, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _is_mapping(value: object) -> TypeIs[Mapping[object, object]]:
@@ -221,7 +238,7 @@ def _check_intents(checked: list[tuple[Mapping[object, object], dict[str, None]]
         if approve not in labels:
             msg = (
                 f"question {question['id']} declares intent {kind} whose approve label "
-                f"{_quote(str(approve))} names none of its options"
+                f"{js_quote(str(approve))} names none of its options"
             )
             raise UserInteractionError(msg, ErrorCode.BAD_INTENT)
         # INT-DETAIL-1. Note: the original accepts an empty detail; we do not,

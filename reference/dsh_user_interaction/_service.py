@@ -224,23 +224,27 @@ class UserInteractionService:
             answer = await registration.provider.ask(request)
         except asyncio.CancelledError:
             call.settled = True
-            if not call.cancelled or call.interrupt is None:
-                raise
-            if task.uncancel() > baseline:
+            if not _take_back(call, task, baseline):
                 raise  # the caller was cancelled too: theirs wins, unchanged
-            raise UserInteractionError.of(call.interrupt) from None
+            raise UserInteractionError.of(call.interrupt or ErrorCode.ASK_ABORTED) from None
         except BaseException as error:
             call.settled = True
+            if not _take_back(call, task, baseline):
+                # The provider turned a cancellation of the caller's into an error
+                # of its own: the caller's cancellation still wins (SVC-CANCEL-1).
+                raise asyncio.CancelledError from error
             if call.cancelled and call.interrupt is not None:
                 # Rule 4: the provider turned our interrupt into its own error.
-                task.uncancel()
                 raise UserInteractionError.of(call.interrupt) from error
             raise
         else:
             call.settled = True
+            if not _take_back(call, task, baseline):
+                # The provider swallowed the caller's cancellation and answered:
+                # the caller asked to stop, so the cancellation wins (SVC-CANCEL-1).
+                raise asyncio.CancelledError
             if call.cancelled and call.interrupt is not None:
                 # Rule 4: it swallowed the interrupt and answered late.
-                task.uncancel()
                 raise UserInteractionError.of(call.interrupt, answer=answer)
         finally:
             remove()
@@ -260,3 +264,16 @@ class UserInteractionService:
 
 def _noop() -> None:
     return None
+
+
+def _take_back(call: _Call, task: asyncio.Task[object], baseline: int) -> bool:
+    """Take back the service's own cancellation, if it made one (Rule 2).
+
+    Returns whether the task is now free of cancellations made during the
+    call; ``False`` means somebody else (the caller, an outer timeout) also
+    cancelled it, whatever the provider did with the interrupts, and that
+    cancellation must propagate.
+    """
+    if call.cancelled:
+        task.uncancel()
+    return task.cancelling() <= baseline

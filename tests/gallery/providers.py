@@ -7,6 +7,8 @@ the suite must name.
 from __future__ import annotations
 
 import asyncio
+import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +36,17 @@ class Flaws:
     """What this UI gets wrong."""
 
     transform: Callable[[AskUserQuestionRequest, Answer], Answer] | None = None
+    #: Like transform, but only while another ask is pending too.
+    transform_when_busy: Callable[[AskUserQuestionRequest, Answer], Answer] | None = None
     ignores_signal: bool = False
+    #: Swallows every cancellation, in a loop, so its call never ends.
+    swallows_forever: bool = False
+    #: Blocks the event loop for this long on every ask.
+    blocks_for: float = 0.0
+    #: Starts a helper task that ignores cancellation.
+    leaks_task: bool = False
+    #: Settles the oldest pending ask with whatever answer the human gives.
+    answers_oldest: bool = False
     stays_on_screen: bool = False
     dismiss_code: ErrorCode = ErrorCode.ASK_CANCELLED
     swallows_cancel: bool = False
@@ -54,9 +66,14 @@ class FlawedUI:
 
     flaws: Flaws
     pending: list[_Pending] = field(default_factory=list[_Pending])
+    leaked: list[asyncio.Task[None]] = field(default_factory=list[asyncio.Task[None]])
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         signal = request.get("signal")
+        if self.flaws.blocks_for:
+            time.sleep(self.flaws.blocks_for)  # noqa: ASYNC251 - the flaw under test
+        if self.flaws.leaks_task:
+            self.leaked.append(asyncio.get_running_loop().create_task(_stubborn()))
         if not self.flaws.ignores_signal and signal is not None and signal.aborted:
             raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
         if self.flaws.mutates:
@@ -77,6 +94,8 @@ class FlawedUI:
         try:
             answer = await future
         except asyncio.CancelledError:
+            if self.flaws.swallows_forever:
+                await _stubborn()
             if self.flaws.swallows_cancel:
                 return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
             self._drop(entry)
@@ -88,9 +107,12 @@ class FlawedUI:
             raise
         finally:
             remove()
+        busy = bool(self.pending) and any(p is not entry for p in self.pending)
         self._drop(entry)
         if self.flaws.transform is not None:
             answer = self.flaws.transform(request, answer)
+        if busy and self.flaws.transform_when_busy is not None:
+            answer = self.flaws.transform_when_busy(request, answer)
         return answer  # type: ignore[return-value] # deliberately unchecked
 
     def _drop(self, entry: _Pending) -> None:
@@ -114,6 +136,8 @@ class FlawedDriver:
         entry = found[0]
         if self.ui.flaws.single_slot:
             entry = self.ui.pending[-1]  # the UI only tracks its newest ask
+        if self.ui.flaws.answers_oldest:
+            entry = next(p for p in self.ui.pending if not p.future.done())
         if isinstance(behaviour, Nothing):
             return
         if isinstance(behaviour, Dismiss):
@@ -132,6 +156,15 @@ class FlawedDriver:
 
     async def is_shown(self, request: AskUserQuestionRequest) -> bool:
         return any(p.request is request for p in self.ui.pending)
+
+
+async def _stubborn() -> None:
+    """Waits forever, and ignores every cancellation."""
+    while True:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            continue
 
 
 def _subject(flaws: Flaws, capabilities: Capabilities | None = None) -> Callable[[], Subject]:
@@ -206,6 +239,17 @@ def _reverse_multi(request: AskUserQuestionRequest, answer: Answer) -> Answer:
     return {"answers": [{**i, "selected": i["selected"][::-1]} for i in _items(answer)]}
 
 
+def _on_custom(change: Callable[[str], str]) -> Callable[[AskUserQuestionRequest, Answer], Answer]:
+    def transform(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+        return {
+            "answers": [
+                {**i, "custom": change(i["custom"])} if "custom" in i else i for i in _items(answer)
+            ]
+        }
+
+    return transform
+
+
 def _skip_everything(request: AskUserQuestionRequest, answer: Answer) -> Answer:
     return {"answers": [{"id": i["id"], "selected": []} for i in _items(answer)]}
 
@@ -231,6 +275,28 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
     "dismiss-as-abort": (_subject(Flaws(dismiss_code=ErrorCode.ASK_ABORTED)), "PRV-DISMISS-1"),
     "swallows-cancellation": (_subject(Flaws(swallows_cancel=True)), "PRV-CANCEL-1"),
     "single-slot-cross-talk": (_subject(Flaws(single_slot=True)), "PRV-CONC-1"),
+    "normalises-nfc": (
+        _subject(Flaws(transform=_on_custom(lambda t: unicodedata.normalize("NFC", t)))),
+        "PRV-TEXT-1",
+    ),
+    "normalises-nfkc": (
+        _subject(Flaws(transform=_on_custom(lambda t: unicodedata.normalize("NFKC", t)))),
+        "PRV-TEXT-1",
+    ),
+    "converts-newlines": (
+        _subject(
+            Flaws(transform=_on_custom(lambda t: t.replace("\r\n", "\n").replace("\r", "\n")))
+        ),
+        "PRV-TEXT-1",
+    ),
+    "trims-when-busy": (
+        _subject(Flaws(transform_when_busy=_on_custom(str.strip))),
+        "PRV-TEXT-1",
+    ),
+    "answers-oldest-ask": (_subject(Flaws(answers_oldest=True)), "PRV-CONC-1"),
+    "swallows-cancellation-forever": (_subject(Flaws(swallows_forever=True)), "PRV-CANCEL-1"),
+    "blocks-the-loop": (_subject(Flaws(blocks_for=0.6)), "PRV-LOOP-1"),
+    "leaks-a-stubborn-task": (_subject(Flaws(leaks_task=True)), "PRV-LEAK-1"),
 }
 
 #: Providers that break only a SHOULD: the suite must warn, and still pass.
@@ -241,3 +307,13 @@ SHOULD_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
 
 #: For the command-line tests: ``--provider tests.gallery.providers:FACTORY_EXTRA_KEYS``.
 FACTORY_EXTRA_KEYS = BROKEN_PROVIDERS["echoes-extra-keys"][0]
+
+
+def _drop_skipped(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    return {"answers": [i for i in _items(answer) if i["selected"] or "custom" in i]}
+
+
+#: Trims custom text *and* drops skipped questions: two flaws of one check.
+FACTORY_TRIMS_AND_DROPS_SKIPPED = _subject(
+    Flaws(transform=lambda r, a: _drop_skipped(r, _on_custom(str.strip)(r, a)))
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any, Self
 
@@ -14,6 +15,8 @@ from dsh_user_interaction import (
     UserInteractionError,
     UserInteractionProvider,
     UserInteractionService,
+    answer_violations,
+    check_request,
 )
 
 
@@ -152,6 +155,77 @@ class PlainIntentMessage(Wrapped):
             raise
 
 
+class LosesSameTickCancel:
+    """Interrupts its provider on abort by cancelling the caller, then takes back every cancel.
+
+    Correct when the abort is alone; when the caller's own cancellation (or an
+    outer timeout) lands in the same tick, it is swallowed with the abort's.
+    """
+
+    def __init__(self) -> None:
+        self.provider: UserInteractionProvider | None = None
+
+    def register_provider(self, provider: UserInteractionProvider) -> Registration:
+        inner = UserInteractionService()
+        registration = inner.register_provider(provider)
+        self.provider = provider
+        return registration
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        check_request(request, has_provider=self.provider is not None)
+        signal = request.get("signal")
+        assert self.provider is not None
+        task = asyncio.current_task()
+        assert task is not None
+        aborted = False
+
+        def on_abort(_signal: object) -> None:
+            nonlocal aborted
+            aborted = True
+            task.cancel()
+
+        remove = signal.add_listener(on_abort) if signal is not None else (lambda: None)
+        try:
+            answer = await self.provider.ask(request)
+        except asyncio.CancelledError:
+            if aborted:
+                while task.uncancel():  # the flaw: takes back the caller's cancel too
+                    pass
+                raise UserInteractionError.of(ErrorCode.ASK_ABORTED) from None
+            raise
+        finally:
+            remove()
+        if answer_violations(request, answer):
+            raise UserInteractionError("bad answer", ErrorCode.BAD_ANSWER, answer=answer)
+        return answer
+
+
+class AsksBeforeChecking(Wrapped):
+    """Shows a malformed request to the provider before it raises the right error for it."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        provider = self.inner.provider
+        try:
+            check_request(request, has_provider=provider is not None)
+        except UserInteractionError:
+            if provider is not None:
+                with contextlib.suppress(Exception):
+                    await provider.ask(request)
+            raise
+        return await self.inner.ask(request)
+
+
+class IgnoresCancellation(Wrapped):
+    """Keeps waiting for the provider's answer when the caller cancels."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        while True:
+            try:
+                return await self.inner.ask(request)
+            except asyncio.CancelledError:
+                await asyncio.sleep(0.01)
+
+
 BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     # It reports the wrong stage for empty, malformed and bad-intent requests alike.
     "provider-check-first": (ProviderCheckFirst, "SVC-ORDER-2|SVC-ORDER-3|SVC-ORDER-4"),
@@ -165,4 +239,7 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "copies-answer": (CopiesAnswer, "SVC-STRICT-2"),
     "rejects-unknown-keys": (RejectsUnknownKeys, "REQ-EXTRA-1"),
     "rewords-intent-messages": (PlainIntentMessage, "SVC-ORDER-4"),
+    "loses-same-tick-cancel": (LosesSameTickCancel, "SVC-CANCEL-1"),
+    "ignores-cancellation": (IgnoresCancellation, "SVC-CANCEL-1"),
+    "asks-before-checking": (AsksBeforeChecking, "SVC-PASS-1"),
 }

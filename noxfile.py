@@ -110,6 +110,15 @@ def fuzz(session: nox.Session) -> None:
 
 
 @nox.session(python="3.11", default=False)
+def detection(session: nox.Session) -> None:
+    """Detection rate of each gallery entry over N seeds (default 20). Not part of CI."""
+    _install(session)
+    session.run(
+        "python", "-m", "bench.detection", *session.posargs, env={"PYTHONPATH": os.getcwd()}
+    )
+
+
+@nox.session(python="3.11", default=False)
 def bench(session: nox.Session) -> None:
     """Benchmarks; not part of CI. Results go to bench/results/."""
     _install(session)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import unittest
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -174,4 +175,4 @@ class ServiceMachine(RuleBasedStateMachine):
 
 
 # Hypothesis types the generated TestCase class loosely.
-TestServiceMachine: type[unittest.TestCase] = ServiceMachine.TestCase  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+TestServiceMachine: type[unittest.TestCase] = cast("Any", ServiceMachine).TestCase

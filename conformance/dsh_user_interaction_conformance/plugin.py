@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -125,8 +125,8 @@ def dsh_conformance_check(
             lines.append(f"    spec: {result.requirement.sentence}")
             lines.extend(f"    {line}" for block in result.example for line in block.splitlines())
         pinned = f" --dsh-seed {seed}" if seed is not None else " (with CI set: derandomised)"
-        # pytest types FixtureRequest.node loosely.
-        node = str(request.node.nodeid)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        # Some pytest versions type FixtureRequest.node loosely.
+        node = str(cast("Any", request).node.nodeid)
         lines.append(f"reproduce: pytest '{node}'{pinned} --dsh-profile {profile}")
         pytest.fail("\n".join(lines), pytrace=False)
 

@@ -1,11 +1,12 @@
 """The public strategies: built once, balanced, hostile enough, and true to their promises.
 
 Several tests here measure a distribution over many draws. Hypothesis does not
-draw independently: it follows each novel example with up to five mutations
-of it, which keep its first choices, so draws come in clusters of up to six.
-The bounds below allow for that (a count can have up to six times a
-binomial's variance), so they fail only with negligible probability whatever
-the seed.
+draw independently: it follows each novel example with a few mutations of it,
+which keep its first choices, so draws come in clusters (about six draws on
+average, measured, and up to twenty). A count then has several times a
+binomial's variance. Each bound below allows for that, and sits at least six
+standard deviations from what was measured over 30 to 40 seeds, so it fails
+only with negligible probability whatever the seed.
 """
 
 from __future__ import annotations
@@ -80,8 +81,8 @@ TRANSFORMATIONS: dict[str, Callable[[str], str]] = {
     "strip": str.strip,
 }
 
-#: The largest cluster of draws Hypothesis makes from one novel example.
-CLUSTER = 6
+#: A bound on how much Hypothesis's clusters multiply a count's variance.
+INFLATION = 10
 
 
 def measuring(examples: int) -> settings:
@@ -118,6 +119,7 @@ def test_invalid_requests_break_exactly_the_listed_requirements() -> None:
     assert INVALID_REQUEST_REQUIREMENTS == REQUEST_REQUIREMENTS
 
 
+@settings(max_examples=15)
 @given(st.data())
 def test_each_requirement_has_a_correct_one_defect_case(data: st.DataObject) -> None:
     """For every requirement, its cases raise their code, and BAD_REQUEST names the field."""
@@ -138,29 +140,28 @@ def test_each_requirement_has_a_correct_one_defect_case(data: st.DataObject) -> 
 def test_invalid_requests_cover_every_requirement_evenly() -> None:
     """Every requirement comes up, and none takes much more than its even share.
 
-    Each draw picks its requirement with one ``sampled_from`` over the table, so
-    each has probability 1/17 per draw. Measured over 40 seeds, 1,500 draws
-    gave each requirement between 0.31 and 1.78 times its even share. In the
-    worst case a count is six times a binomial over 250 clusters; the bounds
-    sit six standard deviations out, and a requirement is absent with
-    probability below 1e-5.
+    Each draw picks its requirement first, with one ``sampled_from`` over the
+    table, so each has probability 1/17. Hypothesis's clusters make the counts
+    much noisier than that, so a factor of two either way cannot be pinned in
+    a few seconds: over 40 seeds, 1,200 draws gave each requirement between
+    0.18 and 2.15 times its even share. 1,500 draws hold about 250 clusters,
+    so a requirement is absent with probability about (16/17)**250, below 1e-6;
+    the upper bound, about three times the even share, is six standard
+    deviations out.
     """
-    draws = 1500
     counts: Counter[str] = Counter()
 
-    @measuring(draws)
+    @measuring(1500)
     @given(invalid_requests())
     def collect(case: InvalidRequest) -> None:
         counts[case.requirement] += 1
 
     collect()
-    total = counts.total()
     assert set(counts) == set(REQUEST_REQUIREMENTS), counts
-    clusters, share = total / CLUSTER, 1 / len(REQUEST_REQUIREMENTS)
-    spread = 6 * math.sqrt(clusters * share * (1 - share))
-    most = CLUSTER * (clusters * share + spread)
+    total, share = counts.total(), 1 / len(REQUEST_REQUIREMENTS)
+    most = total * share + 6 * math.sqrt(INFLATION * total * share * (1 - share))
     assert max(counts.values()) <= most, (most, counts)
-    # The bound still catches a table that favours some requirements threefold.
+    # A table that favoured one requirement threefold would still fail.
     assert most < 3 * total * share
 
 
@@ -184,7 +185,7 @@ def test_multi_select_questions_often_get_several_labels() -> None:
                 several["picked"] += len(labels_picked) >= 2
 
     collect()
-    assert several["multi"] >= several["questions"] / 10, several
+    assert several["multi"] >= several["questions"] / 20, several
     assert several["picked"] >= several["multi"] / 3, several
 
 
@@ -278,8 +279,8 @@ def test_each_transformation_changes_many_custom_texts() -> None:
 
     collect()
     for name in TRANSFORMATIONS:
-        assert changed[name] >= changed["texts"] / 4, (name, changed)
-    assert changed["plain"] >= changed["texts"] / 20, changed
+        assert changed[name] >= 0.3 * changed["texts"], (name, changed)
+    assert changed["plain"] >= 0.1 * changed["texts"], changed
 
 
 def _changed_in_one_run(run: int) -> set[tuple[str, str]]:

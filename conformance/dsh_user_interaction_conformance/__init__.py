@@ -17,6 +17,10 @@ from ._capabilities import Capabilities as Capabilities
 from ._engine import CHECKS as CHECKS
 from ._engine import Check as Check
 from ._engine import CheckOutcome as CheckOutcome
+from ._engine import Draws as Draws
+from ._engine import FailureRecord as FailureRecord
+from ._engine import Scenario as Scenario
+from ._engine import Setup as Setup
 from ._engine import SetupError as SetupError
 from ._registry import Requirement as Requirement
 from ._registry import requirements as requirements
@@ -27,6 +31,7 @@ from ._subject import Driver as Driver
 from ._subject import ScriptedDriver as ScriptedDriver
 from ._subject import Service as Service
 from ._subject import ServiceFactory as ServiceFactory
+from ._subject import ServiceRegistration as ServiceRegistration
 from ._subject import Subject as Subject
 from ._subject import SubjectFactory as SubjectFactory
 from ._subject import reference_service as reference_service
@@ -41,15 +46,20 @@ __all__ = [
     "Check",
     "CheckOutcome",
     "Dismiss",
+    "Draws",
     "Driver",
+    "FailureRecord",
     "Nothing",
     "Pick",
     "Report",
     "Requirement",
     "RequirementResult",
+    "Scenario",
     "ScriptedDriver",
     "Service",
     "ServiceFactory",
+    "ServiceRegistration",
+    "Setup",
     "SetupError",
     "Skip",
     "Subject",

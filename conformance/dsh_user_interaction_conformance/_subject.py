@@ -23,6 +23,7 @@ __all__ = [
     "ScriptedDriver",
     "Service",
     "ServiceFactory",
+    "ServiceRegistration",
     "Subject",
     "SubjectFactory",
     "reference_service",
@@ -75,7 +76,7 @@ class Subject:
     aclose: Callable[[], Awaitable[object]] | None = None
 
 
-class Registration(Protocol):
+class ServiceRegistration(Protocol):
     """What a service's ``register_provider`` returns: a disposer, also a context manager."""
 
     def __call__(self) -> None: ...
@@ -87,7 +88,7 @@ class Registration(Protocol):
 class Service(Protocol):
     """The structural type of a service under test: ``register_provider`` and ``ask``."""
 
-    def register_provider(self, provider: UserInteractionProvider, /) -> Registration: ...
+    def register_provider(self, provider: UserInteractionProvider, /) -> ServiceRegistration: ...
 
     async def ask(self, request: AskUserQuestionRequest, /) -> AskUserQuestionAnswer: ...
 

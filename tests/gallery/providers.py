@@ -299,6 +299,9 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
     "leaks-a-stubborn-task": (_subject(Flaws(leaks_task=True)), "PRV-LEAK-1"),
 }
 
+#: Entries whose flaw shows only in a check that does not cite the requirement it breaks.
+FOUND_BY: dict[str, str] = {"trims-when-busy": "provider-concurrency"}
+
 #: Providers that break only a SHOULD: the suite must warn, and still pass.
 SHOULD_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
     "multi-select-reversed": (_subject(Flaws(transform=_reverse_multi)), "ANS-MULTI-2"),

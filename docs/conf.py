@@ -53,5 +53,6 @@ nitpick_ignore_regex = [
         r"(collections|collections\.abc|typing|typing_extensions|asyncio|types|enum|dataclasses)\..*",
     ),
     (r"py:.*", r"(hypothesis|pytest|_pytest)(\..*)?"),
+    (r"py:class", r"st\..*"),
     (r"py:class", r"(NoneType|Ellipsis|EllipsisType)"),
 ]

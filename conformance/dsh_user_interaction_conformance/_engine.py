@@ -186,7 +186,8 @@ class FailureRecord:
     message: str
     check: str
     example: list[str]
-    #: Not shrunk: the subject hung, or the shrink budget ran out.
+    #: Whether the example is the one Hypothesis shrank it to; it is not when
+    #: the subject hung, or the shrink budget ran out.
     shrunk: bool = True
 
 

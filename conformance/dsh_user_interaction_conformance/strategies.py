@@ -635,6 +635,10 @@ _base_requests: Final = _requests(1, 4)
 
 @st.composite
 def _invalid_requests(draw: st.DrawFn, only: str | None = None) -> InvalidRequest:
+    # The requirement first, so each is equally likely whatever its defect draws. Every
+    # defect starts from a whole drawn request, even one whose questions it replaces:
+    # Hypothesis mutates larger examples more, so drawing less for some requirements
+    # would make them rarer in practice.
     requirement = only if only is not None else draw(_REQUIREMENTS)
     return _DEFECTS[requirement](draw, requirement, _plain(draw(_base_requests)))
 
@@ -677,10 +681,13 @@ def _kinds(has_options: bool, multi: bool, capabilities: Capabilities) -> st.Sea
     """What the human may do with a question of this shape; shrinks toward the first."""
     custom = capabilities.custom_on_multi if multi else capabilities.custom_on_single
     skip = [_SKIP] if capabilities.can_skip else []
+    # Typing comes first where it is allowed: the simplest example, which Hypothesis
+    # draws often early on, then carries hostile text (and on a single-select, text
+    # that must override the choice).
     if not has_options:
-        kinds = [*skip, _TYPE]
+        kinds = [_TYPE, *skip]
     elif not multi:
-        kinds = [*skip, _PICK, *([_TYPE] if custom else [])]
+        kinds = [_TYPE, _PICK, *skip, _PICK] if custom else [_PICK, *skip]
     else:
         # Picking first, and three times as likely as the rest, so that several
         # labels are picked in more than half the examples (see _draw_labels).

@@ -199,16 +199,44 @@ def test_every_requirement_of_a_check_is_judged_after_one_fails() -> None:
 
 
 def test_unjudged_requirements_are_untested_never_passed() -> None:
-    """When every example hangs, what no example judged is untested, and fails the run."""
-    factory, _ = BROKEN_PROVIDERS["leaks-a-stubborn-task"]
+    """When every example stalls, what no example judged is untested, and fails the run."""
+    factory, _ = BROKEN_PROVIDERS["blocks-the-loop"]
     report = run_suite(
-        subject_factory=factory, kinds=["provider"], profile="quick", seed=1, bound=0.2
+        subject_factory=factory, only=["provider-answers"], profile="quick", seed=1, bound=0.2
     )
     status = {r.requirement.id: r.status for r in report.results}
-    assert status["PRV-LEAK-1"] == "failed"
+    assert status["PRV-LOOP-1"] == "failed"
     assert "untested" in status.values()
     assert all(r.examples == 0 for r in report.results if r.status == "untested")
     assert not report.ok
+
+
+def test_a_baselined_leak_still_lets_the_rest_be_judged() -> None:
+    """With a leak baselined, the other requirements are judged, and the run can pass."""
+    factory, _ = BROKEN_PROVIDERS["leaks-a-stubborn-task"]
+    report = run_suite(
+        subject_factory=factory,
+        only=["provider-answers"],
+        profile="quick",
+        seed=1,
+        bound=0.2,
+        baseline={"PRV-LEAK-1": "a render task that ignores cancellation, until 2.1"},
+    )
+    status = {r.requirement.id: r.status for r in report.results}
+    assert status["PRV-LEAK-1"] == "expected-failure"
+    assert status["PRV-ANSWER-1"] == "passed"
+    assert report.ok
+
+
+def test_a_selection_that_checks_nothing_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--only naming checks of a kind that does not run checks nothing: exit 2, not a pass."""
+    argv = ["--service", "tests.gallery.services:Lenient", "--only", "provider-answers"]
+    assert main(argv) == 2
+    assert "nothing would be checked" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="nothing would be checked"):
+        run_suite(kinds=[])
 
 
 @pytest.mark.parametrize(

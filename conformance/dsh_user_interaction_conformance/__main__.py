@@ -24,7 +24,7 @@ from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
 from ._runner import Report, RequirementResult, check_baseline, factory_name, run_suite
 from ._subject import declared_capabilities
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
 
 PROG = "python -m dsh_user_interaction_conformance"
 
@@ -229,6 +229,8 @@ class _Printer:
         summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
         binding = sum(r.status == "passed" for r in report.binding)
         seed = "derandomised" if report.seed is None else f"seed {report.seed}"
+        for role, name in report.subjects.items():
+            write(f"\n{role}: {name}")
         write(
             f"\n{len(report.results)} requirements of the subject: {summary or 'none'}; "
             f"binding checks: {binding} of {len(report.binding)} passed; "
@@ -281,8 +283,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             on_check=printer.check,
         )
     except SetupError as error:
-        option = "--service" if "service factory" in str(error) else "--provider"
+        option = "--service" if error.role == "service" else "--provider"
         sys.stderr.write(f"{PROG}: error: {option}: {error}\n")
+        return 2
+    except ValueError as error:
+        sys.stderr.write(f"{PROG}: error: {error}\n")
         return 2
     printer.summary(report, time.perf_counter() - started)
     if args.json is not None:
@@ -290,5 +295,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if report.ok else 1
 
 
+def _exit(status: int) -> NoReturn:
+    """Exit at once: a subject's thread that never ends must not hang the exit."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def run() -> NoReturn:
+    """The console script: :func:`main`, then an immediate exit."""
+    _exit(main())
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

@@ -30,6 +30,7 @@ the wrong kind of object, stops the whole run with :class:`SetupError`.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 import pprint
@@ -85,7 +86,14 @@ class Failure(AssertionError):
 
 
 class SetupError(Exception):
-    """The suite could not be set up: a factory raised or returned the wrong kind of object."""
+    """The suite could not be set up: a factory raised or returned the wrong kind of object.
+
+    *role* is ``"provider"`` or ``"service"``: whose factory it was.
+    """
+
+    def __init__(self, message: str, role: str = "provider") -> None:
+        super().__init__(message)
+        self.role = role
 
 
 class _StopRun(BaseException):
@@ -121,6 +129,8 @@ class Check:
     doc: str = ""
     #: When set, the check runs as one property per case (``Setup.case`` names it).
     cases: tuple[str, ...] = ()
+    #: How many sub-scenarios one example runs, each allowed the whole per-part limit.
+    parts: int = 1
     #: Requirements judged only for subjects with these capabilities.
     gates: Mapping[str, Callable[[Capabilities], bool]] = field(
         default_factory=dict[str, Callable[[Capabilities], bool]]
@@ -138,6 +148,7 @@ def check(
     needs: Callable[[Capabilities], bool] | None = None,
     cases: Sequence[str] = (),
     gates: Mapping[str, Callable[[Capabilities], bool]] | None = None,
+    parts: int = 1,
 ) -> Callable[[Build], Build]:
     """Register the decorated build function as the check *name* covering *covered*."""
     # The engine judges the loop and leak requirements on every example it runs.
@@ -147,7 +158,7 @@ def check(
     def register(function: Build) -> Build:
         doc = (function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else ""
         CHECKS.append(
-            Check(name, kind, every, function, needs, doc, tuple(cases), dict(gates or {}))
+            Check(name, kind, every, function, needs, doc, tuple(cases), parts, dict(gates or {}))
         )
         return function
 
@@ -221,11 +232,17 @@ class Runtime:
     seed: int | None
     bound: float
     shrink: bool = True
+    #: The ``Subject.name`` of every subject built, for the report.
+    subject_names: set[str] = field(default_factory=set[str])
+
+    def limit(self, parts: int = 1) -> float:
+        """Seconds an example of *parts* sub-scenarios may take before it is called hung."""
+        return parts * (3 * self.bound + 2.0)
 
     @property
-    def limit(self) -> float:
-        """Seconds one example's scenario may take before it is called hung."""
-        return 3 * self.bound + 2.0
+    def stall_limit(self) -> float:
+        """The longest the event loop may go without running: half a second at most."""
+        return min(0.5, self.bound)
 
     @property
     def shrink_budget(self) -> float:
@@ -233,14 +250,16 @@ class Runtime:
         return max(3.0, 4 * self.bound)
 
 
-async def _call_factory(factory: Callable[[], object], what: str) -> object:
+async def _call_factory(factory: Callable[[], object], what: str, role: str) -> object:
     try:
         made = factory()
         if inspect.isawaitable(made):
             made = await made
-    except Exception as error:
+    except asyncio.CancelledError:
+        raise
+    except BaseException as error:
         detail = "".join(traceback.format_exception_only(error)).strip()
-        raise SetupError(f"the {what} raised {detail}") from error
+        raise SetupError(f"the {what} raised {detail}", role) from error
     return made
 
 
@@ -268,8 +287,13 @@ class Example:
             self.waiting = (requirement, what)
 
     def freeze_stage(self) -> None:
-        """Keep the current stage: the limit was reached, what follows is clean-up."""
+        """The limit was reached: keep the stage, and record nothing the scenario does now.
+
+        What a scenario judges while it is being cancelled (a cancellation
+        taken for an outcome, say) says nothing about the subject.
+        """
         self._frozen = True
+        self.close()
 
     def done_with(self, *covered: str) -> bool:
         """Whether every one of *covered* already failed in this check.
@@ -314,34 +338,46 @@ class Example:
 
     async def subject(self) -> Subject:
         """A fresh subject from the factory, torn down after the example."""
+        name = self._runtime.subject_name
         made = await _call_factory(
-            self._runtime.subject_factory, f"subject factory {self._runtime.subject_name}"
+            self._runtime.subject_factory, f"subject factory {name}", "provider"
         )
         if not isinstance(made, Subject):
             raise SetupError(
-                f"the subject factory {self._runtime.subject_name} returned "
-                f"{type(made).__name__}, not a Subject"
+                f"the subject factory {name} returned {type(made).__name__}, not a Subject"
+            )
+        lacking = [
+            f"{part}.{method}"
+            for part, method in (("provider", "ask"), ("driver", "perform"), ("driver", "is_shown"))
+            if not callable(getattr(getattr(made, part), method, None))
+        ]
+        if lacking:
+            raise SetupError(
+                f"the subject factory {name} returned a Subject without {', '.join(lacking)}"
             )
         declared = getattr(made.driver, "capabilities", None)
         if declared is not None and declared != self.capabilities:
             raise SetupError(
-                f"the driver of {self._runtime.subject_name} declares {declared}, but the run "
-                f"claims {self.capabilities}; declare them on the factory with with_capabilities()"
+                f"the driver of {name} declares {declared}, but the run claims "
+                f"{self.capabilities}; declare them on the factory with with_capabilities()"
             )
         if made.aclose is not None:
             self._closers.append(made.aclose)
+        self._runtime.subject_names.add(made.name)
         return made
 
     async def service(self) -> Service:
         """A fresh service from the factory."""
+        name = self._runtime.service_name
         made = await _call_factory(
-            self._runtime.service_factory, f"service factory {self._runtime.service_name}"
+            self._runtime.service_factory, f"service factory {name}", "service"
         )
         missing = [m for m in ("register_provider", "ask") if not callable(getattr(made, m, None))]
         if missing:
             raise SetupError(
-                f"the service factory {self._runtime.service_name} returned "
-                f"{type(made).__name__}, which has no {' or '.join(missing)} method"
+                f"the service factory {name} returned {type(made).__name__}, "
+                f"which has no {' or '.join(missing)} method",
+                "service",
             )
         service: Service = made  # type: ignore[assignment] # checked structurally above
         return service
@@ -420,10 +456,11 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         async def run() -> None:
             await scenario(state)
 
+        limit = runtime.limit(item.parts)
         result = run_bounded(
             run,
             teardown=state.teardown,
-            limit=runtime.limit,
+            limit=limit,
             bound=runtime.bound,
             on_limit=state.freeze_stage,
         )
@@ -434,9 +471,9 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         problems: list[tuple[str, str]] = list(state.failures)
         slow = False
         kind = item.kind if item.kind != "binding" else "service"
-        if item.kind != "binding":
+        if item.kind != "binding" and result.settled:
             state.judged.update((LOOP_REQUIREMENT[kind], LEAK_REQUIREMENT[kind]))
-        if result.stall > runtime.bound:
+        if result.stall > runtime.stall_limit:
             problems.insert(
                 0,
                 (
@@ -451,21 +488,22 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             why = ""
             if result.ignored_cancel:
                 why = f"; it ignores cancellation (still running {runtime.bound:g} s after it)"
-            problems.append((requirement, f"{what} did not settle within {runtime.limit:g} s{why}"))
+            problems.append((requirement, f"{what} did not settle within {limit:g} s{why}"))
             slow = True
         elif result.error is not None and not isinstance(result.error, Failure):
             requirement, what = state.waiting
-            detail = "".join(traceback.format_exception_only(result.error)).strip()
-            problems.append((requirement, f"while waiting for {what}, the check got {detail}"))
-        if result.leftovers:
             problems.append(
-                (
-                    LEAK_REQUIREMENT[kind],
-                    "a task left behind after the example ignores cancellation: "
-                    + ", ".join(result.leftovers),
-                )
+                (requirement, f"while waiting for {what}, the check got {result.error_text}")
             )
-            slow = True
+        leak = LEAK_REQUIREMENT[kind]
+        if result.leftovers:
+            left = ", ".join(result.leftovers)
+            problems.append((leak, f"left behind after the example, ignoring cancellation: {left}"))
+            # Each further example would wait for its own again: stop, unless masked.
+            slow = slow or leak not in attempt.masked
+        if result.threads:
+            running = ", ".join(result.threads)
+            problems.append((leak, f"still running after the example: {running}"))
         if result.teardown_error is not None:
             problems.append((LEAK_REQUIREMENT[kind], f"Subject.aclose: {result.teardown_error}"))
         fresh = [(r, m) for r, m in problems if r not in attempt.masked]
@@ -514,9 +552,13 @@ def run_check(item: Check, runtime: Runtime) -> CheckOutcome:
         return CheckOutcome(item, "skipped", "the subject's capabilities exclude it")
     started = time.monotonic()
     outcome = CheckOutcome(item, "ran")
+    # Failures and hangs count across the cases: a requirement found broken in one
+    # case is not looked for again, and a subject that hangs stops the whole check.
+    masked: set[str] = set()
+    hangs = 0
     for case in item.cases or ("",):
-        masked: set[str] = set()
-        hangs = 0
+        if hangs >= _MAX_HANGS:
+            break
         why = f"not judged: {item.name} found too many failures to judge it"
         for _ in range(_MAX_ATTEMPTS):
             attempt = _Attempt(frozenset(masked))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 from collections.abc import Coroutine, Sequence
 from typing import Any, Final, cast
 
@@ -36,11 +37,14 @@ ANSWER_RULES: Final = (
 _STRUCTURE: Final = frozenset({"ANS-SHAPE-1", "ANS-COUNT-1", "ANS-ORDER-1", "ANS-SEL-1"})
 
 _REQUESTS: Final = requests()
+_AGAIN: Final = st.sampled_from(("nothing more", "the same questions again", "another request"))
 _SMALL_REQUESTS: Final = requests(max_questions=2)
 
 
 def _snapshot(request: AskUserQuestionRequest) -> object:
-    return copy.deepcopy({key: value for key, value in request.items() if key != "signal"})
+    """What PRV-MUTATE-1 compares: the request's data, and which signal it holds."""
+    data = copy.deepcopy({key: value for key, value in request.items() if key != "signal"})
+    return data, "signal" in request, id(request.get("signal"))
 
 
 async def stop(example: Example, task: asyncio.Future[Any]) -> None:
@@ -120,6 +124,13 @@ def compare(
 ) -> None:
     """Judge *answer*: it keeps the answer rules and says exactly what the human did."""
     example.judge(*ANSWER_RULES, "PRV-TEXT-1", requirement)
+    try:
+        # Judge the data, not the objects: a str subclass or an object with a
+        # lying __eq__ must not pass for the text it claims to be.
+        answer = json.loads(json.dumps(answer, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as error:
+        example.fail("ANS-SHAPE-1", f"the answer is not JSON data ({type(error).__name__})")
+        return
     violations = answer_violations(request, answer)
     for violation in violations:
         example.fail(violation.requirement, _where(violation.question) + violation.message)
@@ -157,10 +168,26 @@ async def _perform(
     subject: Subject,
     request: AskUserQuestionRequest,
     behaviour: Behaviour,
+    *,
     requirement: str = "PRV-ANSWER-1",
+    ask: asyncio.Future[Any] | None = None,
 ) -> None:
+    """Have the driver act on *request*; if the *ask* ends first, stop waiting for the driver.
+
+    A provider whose ask fails at once never shows the request, and a driver
+    waiting for it would wait forever: the outcome of the ask is judged instead.
+    """
     example.stage(requirement, "the driver, showing and acting on the request")
-    await subject.driver.perform(request, behaviour)
+    acting = asyncio.ensure_future(subject.driver.perform(request, behaviour))
+    watched: set[asyncio.Future[Any]] = {acting} if ask is None else {acting, ask}
+    done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+    if acting in done:
+        acting.result()  # a driver that raises is reported under this stage
+        return
+    acting.cancel()
+    await asyncio.wait({acting}, timeout=example.bound)
+    if acting.done() and not acting.cancelled():
+        acting.exception()  # retrieved: the ask's outcome is what is judged
 
 
 @check(
@@ -174,29 +201,46 @@ def provider_answers(draw: Draws, setup: Setup) -> Scenario:
     """The provider returns exactly what the simulated human did, hostile text included."""
     request = draw(_REQUESTS, "request")
     behaviour = draw(actions(request, setup.capabilities), "actions")
+    asks = [(request, behaviour)]
+    # One subject, asked again: with the same questions (a UI must not replay an
+    # old answer), or with other ones.
+    again = draw(_AGAIN, "then")
+    if again == "the same questions again":
+        same: AskUserQuestionRequest = copy.deepcopy(request)
+        asks.append((same, draw(actions(same, setup.capabilities), "actions, second ask")))
+    elif again == "another request":
+        other = draw(_REQUESTS, "second request")
+        asks.append((other, draw(actions(other, setup.capabilities), "actions, second ask")))
 
     async def scenario(example: Example) -> None:
         subject = await example.subject()
-        before = _snapshot(request)
-        task = asyncio.ensure_future(subject.provider.ask(request))
-        try:
-            await _perform(example, subject, request, behaviour)
-            settled, answer = await outcome_of(
-                example, task, "PRV-ANSWER-1", "the provider's answer once the human acted"
-            )
-            if not settled:
-                return
+        before = [_snapshot(r) for r, _ in asks]
+        for number, (asked, acts) in enumerate(asks, 1):
+            where = "" if len(asks) == 1 else f"ask {number}: "
+            example.stage("PRV-ANSWER-1", f"{where}the provider's ask()")
+            task = asyncio.ensure_future(subject.provider.ask(asked))
+            try:
+                await _perform(example, subject, asked, acts, ask=task)
+                settled, answer = await outcome_of(
+                    example, task, "PRV-ANSWER-1", f"{where}the provider's answer"
+                )
+                if not settled:
+                    return
+                if isinstance(answer, BaseException):
+                    example.fail(
+                        "PRV-ANSWER-1",
+                        f"{where}the provider raised {answer!r} instead of answering",
+                    )
+                    return
+                compare(example, asked, expected_answer(asked, acts), answer)
+            finally:
+                await stop(example, task)
+        for (asked, _), snapshot in zip(asks, before, strict=True):
             example.verify(
                 "PRV-MUTATE-1",
-                _snapshot(request) == before,
-                "the provider changed the request it was given",
+                _snapshot(asked) == snapshot,
+                "the provider changed a request it was given",
             )
-            if isinstance(answer, BaseException):
-                example.fail("PRV-ANSWER-1", f"the provider raised {answer!r} instead of answering")
-                return
-            compare(example, request, expected_answer(request, behaviour), answer)
-        finally:
-            await stop(example, task)
 
     return scenario
 
@@ -206,6 +250,7 @@ def provider_answers(draw: Draws, setup: Setup) -> Scenario:
     "PRV-ABORT-1", "PRV-ABORT-2", "PRV-CANCEL-1", "PRV-DISMISS-1", "ERR-MSG-1",
     kind="provider",
     gates={"PRV-DISMISS-1": lambda c: c.can_dismiss, "ERR-MSG-1": lambda c: c.can_dismiss},
+    parts=4,
 )  # fmt: skip
 def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
     """Pre-aborted, aborted, dismissed and cancelled asks end as specified, off the screen.
@@ -224,6 +269,7 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
             example.verify(requirement, not still, "the request is still on screen")
 
     async def pre_aborted(example: Example) -> None:
+        example.stage("PRV-ABORT-1", "the subject, for a request that already aborted")
         subject = await example.subject()
         aborted: AskUserQuestionRequest = {**request, "signal": AbortSignal.abort()}
         task = asyncio.ensure_future(subject.provider.ask(aborted))
@@ -239,11 +285,12 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
             await off_screen(example, subject, aborted, "PRV-ABORT-1")
 
     async def aborted(example: Example) -> None:
+        example.stage("PRV-ABORT-2", "the subject, for a request to abort")
         subject = await example.subject()
         controller = AbortController()
         live: AskUserQuestionRequest = {**request, "signal": controller.signal}
         task = asyncio.ensure_future(subject.provider.ask(live))
-        await _perform(example, subject, live, Nothing())
+        await _perform(example, subject, live, Nothing(), requirement="PRV-ABORT-2", ask=task)
         controller.abort()
         error = await expect_error(
             example,
@@ -257,10 +304,13 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
             await off_screen(example, subject, live, "PRV-ABORT-2")
 
     async def dismissed(example: Example) -> None:
+        example.stage("PRV-DISMISS-1", "the subject, for a request to dismiss")
         subject = await example.subject()
         task = asyncio.ensure_future(subject.provider.ask(request))
         try:
-            await _perform(example, subject, request, Dismiss())
+            await _perform(
+                example, subject, request, Dismiss(), requirement="PRV-DISMISS-1", ask=task
+            )
             error = await expect_error(
                 example,
                 task,
@@ -279,9 +329,10 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
             await stop(example, task)
 
     async def cancelled(example: Example) -> None:
+        example.stage("PRV-CANCEL-1", "the subject, for a request to cancel")
         subject = await example.subject()
         task = asyncio.ensure_future(subject.provider.ask(request))
-        await _perform(example, subject, request, Nothing())
+        await _perform(example, subject, request, Nothing(), requirement="PRV-CANCEL-1", ask=task)
         task.cancel()
         example.stage("PRV-CANCEL-1", "the provider's call after it was cancelled")
         done, _ = await asyncio.wait({task}, timeout=example.bound)
@@ -316,7 +367,7 @@ def _pieces(batch: Sequence[AskUserQuestionRequest]) -> st.SearchStrategy[list[i
     return st.lists(st.integers(1, len(batch)), min_size=1, max_size=len(batch))
 
 
-@check("provider-concurrency", "PRV-CONC-1", kind="provider", needs=lambda c: c.concurrent)
+@check("provider-concurrency", "PRV-CONC-1", kind="provider", needs=lambda c: c.concurrent, parts=2)
 def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
     """Several pending asks, answered in any interleaving, each get their own answer.
 
@@ -342,7 +393,10 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
         tasks = [asyncio.ensure_future(subject.provider.ask(r)) for r in live]
         try:
             await asyncio.gather(
-                *(_perform(example, subject, r, Nothing(), "PRV-CONC-1") for r in live)
+                *(
+                    _perform(example, subject, r, Nothing(), requirement="PRV-CONC-1", ask=t)
+                    for r, t in zip(live, tasks, strict=True)
+                )
             )
             remaining = list(order)
             for size in groups:
@@ -353,14 +407,28 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
                         controllers[index].abort()
                     else:
                         steps.append(
-                            _perform(example, subject, live[index], behaviours[index], "PRV-CONC-1")
+                            _perform(
+                                example,
+                                subject,
+                                live[index],
+                                behaviours[index],
+                                requirement="PRV-CONC-1",
+                                ask=tasks[index],
+                            )
                         )
                 await asyncio.gather(*steps)
             for index in remaining:
                 if index == aborted:
                     controllers[index].abort()
                 else:
-                    await _perform(example, subject, live[index], behaviours[index], "PRV-CONC-1")
+                    await _perform(
+                        example,
+                        subject,
+                        live[index],
+                        behaviours[index],
+                        requirement="PRV-CONC-1",
+                        ask=tasks[index],
+                    )
             example.stage("PRV-CONC-1", "the concurrent asks, once every human had acted")
             done, _ = await asyncio.wait(tasks, timeout=example.bound)
             example.judge("PRV-CONC-1")

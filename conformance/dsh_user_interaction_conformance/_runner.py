@@ -259,6 +259,12 @@ def run_suite(
         shrink,
     )
     selected: list[Check] = [c for c in CHECKS if c.kind in kinds and (not only or c.name in only)]
+    if not selected:
+        chosen = ", ".join(only) if only else "every check"
+        raise ValueError(
+            f"nothing would be checked: {chosen}, of the kinds {', '.join(kinds) or 'none'}; "
+            "see --list"
+        )
     outcomes: list[CheckOutcome] = []
     for item in selected:
         outcome = run_check(item, runtime)
@@ -291,7 +297,10 @@ def run_suite(
     ran_kinds = {o.check.kind for o in subject_outcomes}
     subjects: dict[str, str] = {}
     if "provider" in ran_kinds:
-        subjects["provider"] = runtime.subject_name
+        names = ", ".join(sorted(runtime.subject_names))
+        subjects["provider"] = (
+            f"{names} ({runtime.subject_name})" if names else runtime.subject_name
+        )
     if "service" in ran_kinds:
         subjects["service"] = runtime.service_name
     return Report(seed, profile, capabilities, subjects, results, binding, outcomes)

@@ -7,6 +7,7 @@ capability is not claimed), 1 on failures, 2 on a usage or set-up error.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
 import json
 import math
@@ -20,6 +21,7 @@ from typing import Any, NoReturn, TextIO, cast
 
 import dsh_user_interaction
 
+from . import _engine
 from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
 from ._runner import Report, RequirementResult, check_baseline, factory_name, run_suite
 from ._subject import declared_capabilities
@@ -212,31 +214,28 @@ class _Printer:
             write(f"reproduce: {reproducer(self.argv, check, report.seed)}\n")
 
     def summary(self, report: Report, elapsed: float) -> None:
+        """The counts, then each failure and warning in full, then the verdict."""
         write = self.out.write
-        for result in report.results:
-            if result.status in {"failed", "warning"}:
-                self._details(result, report)
-        for result in report.binding:
-            if result.status in {"failed", "warning"}:
-                self._details(result, report)
-        others = [r for r in report.results if r.status in {"untested", "skipped"}]
-        others += [r for r in report.results if r.status == "expected-failure"]
-        if others:
-            write("\n")
-        for result in others:
-            write(f"{result.status:>16}  {result.requirement.id:<16} {result.message}\n")
         counts = report.as_dict()["summary"]
         summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
         binding = sum(r.status == "passed" for r in report.binding)
         seed = "derandomised" if report.seed is None else f"seed {report.seed}"
+        write("\n")
         for role, name in report.subjects.items():
-            write(f"\n{role}: {name}")
+            write(f"{role}: {name}\n")
         write(
-            f"\n{len(report.results)} requirements of the subject: {summary or 'none'}; "
+            f"{len(report.results)} requirements of the subject: {summary or 'none'}; "
             f"binding checks: {binding} of {len(report.binding)} passed; "
             f"{seed}, profile {report.profile}, {elapsed:.1f} s\n"
         )
-        write("PASSED\n" if report.ok else "FAILED\n")
+        others = [r for r in report.results if r.status in {"untested", "skipped"}]
+        others += [r for r in report.results if r.status == "expected-failure"]
+        for result in others:
+            write(f"{result.status:>16}  {result.requirement.id:<16} {result.message}\n")
+        for result in [*report.results, *report.binding]:
+            if result.status in {"failed", "warning"}:
+                self._details(result, report)
+        write("\nPASSED\n" if report.ok else "\nFAILED\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -270,6 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         printer.argv = args_list
     printer.header(argparse.Namespace(**{**vars(args), "seed": seed}), subject, service)
     started = time.perf_counter()
+    _engine.on_example.append(_watchdog)
     try:
         report = run_suite(
             subject_factory=subject,
@@ -289,10 +289,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         sys.stderr.write(f"{PROG}: error: {error}\n")
         return 2
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        _engine.on_example.remove(_watchdog)
     printer.summary(report, time.perf_counter() - started)
     if args.json is not None:
         args.json.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
     return 0 if report.ok else 1
+
+
+def _watchdog(patience: float) -> None:
+    """The last resort: if one example outlasts every bound, dump the stacks and exit 1.
+
+    The bounds hold against any subject that lets the interpreter run; this
+    covers one that does not (a C call that never releases the GIL).
+    """
+    stream = sys.__stderr__
+    if stream is None:
+        return
+    try:
+        faulthandler.dump_traceback_later(patience + 30.0, exit=True, file=stream)
+    except (ValueError, OSError, RuntimeError):
+        return  # no real stderr to write the stacks to: no watchdog
 
 
 def _exit(status: int) -> NoReturn:

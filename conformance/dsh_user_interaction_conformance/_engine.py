@@ -449,6 +449,8 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             for failure in attempt.failures.values():
                 failure.shrunk = False
             raise _StopRun
+        for hook in on_example:
+            hook(runtime.limit(item.parts) + 5 * runtime.bound)
         draws = Draws(data)
         scenario = item.build(draws, setup)
         state = Example(item, runtime, attempt.masked)
@@ -538,6 +540,10 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         if setup_errors is not None:
             first: Any = setup_errors.exceptions[0]
             raise first.error from None
+
+
+#: Called before every example; the command line arms a last-resort watchdog here.
+on_example: list[Callable[[float], None]] = []
 
 
 #: A check is repeated at most this many times to judge its requirements after failures.

@@ -223,9 +223,10 @@ class _Printer:
         write("\n")
         for role, name in report.subjects.items():
             write(f"{role}: {name}\n")
+        checked = f"binding checks: {binding} of {len(report.binding)} passed; "
         write(
             f"{len(report.results)} requirements of the subject: {summary or 'none'}; "
-            f"binding checks: {binding} of {len(report.binding)} passed; "
+            f"{checked if report.binding else ''}"
             f"{seed}, profile {report.profile}, {elapsed:.1f} s\n"
         )
         others = [r for r in report.results if r.status in {"untested", "skipped"}]

@@ -37,7 +37,9 @@ ANSWER_RULES: Final = (
 _STRUCTURE: Final = frozenset({"ANS-SHAPE-1", "ANS-COUNT-1", "ANS-ORDER-1", "ANS-SEL-1"})
 
 _REQUESTS: Final = requests()
-_AGAIN: Final = st.sampled_from(("nothing more", "the same questions again", "another request"))
+_AGAIN: Final = st.sampled_from(
+    ("nothing more", "the same questions again", "the same request again", "another request")
+)
 _SMALL_REQUESTS: Final = requests(max_questions=2)
 
 
@@ -58,6 +60,8 @@ async def stop(example: Example, task: asyncio.Future[Any]) -> None:
             task.exception()  # retrieved; whatever it was has been judged
         return
     task.cancel()
+    # Clean-up often runs while an error propagates: keep the stage it is blamed on.
+    previous = example.waiting
     example.stage("PRV-CANCEL-1", "the provider's call after it was cancelled")
     done, _ = await asyncio.wait({task}, timeout=example.bound)
     if not done:
@@ -66,6 +70,7 @@ async def stop(example: Example, task: asyncio.Future[Any]) -> None:
             f"the provider's call was still running {example.bound:g} s after it was "
             "cancelled: it swallows cancellation",
         )
+    example.stage(*previous)
 
 
 async def outcome_of(
@@ -110,6 +115,28 @@ async def expect_error(
     return outcome if code_of(outcome) == code else None
 
 
+def _not_json_shaped(answer: object) -> list[tuple[str, str]]:
+    """Where the answer uses another container than JSON's: a tuple for a list, say.
+
+    The JSON round-trip below would turn those into lists; a consumer in
+    another language would not get the same data.
+    """
+    problems: list[tuple[str, str]] = []
+    if not isinstance(answer, dict):
+        return problems
+    items: object = cast("dict[str, object]", answer).get("answers")
+    if not isinstance(items, list):
+        if isinstance(items, tuple):
+            problems.append(("ANS-SHAPE-1", "answers is a tuple, not a list"))
+        return problems
+    for index, item in enumerate(cast("list[object]", items)):
+        if isinstance(item, dict):
+            selected: object = cast("dict[str, object]", item).get("selected")
+            if isinstance(selected, tuple):
+                problems.append(("ANS-SEL-1", f"answers[{index}].selected is a tuple, not a list"))
+    return problems
+
+
 def _where(question: object) -> str:
     return f"question {question!r}: " if question is not None else ""
 
@@ -124,6 +151,8 @@ def compare(
 ) -> None:
     """Judge *answer*: it keeps the answer rules and says exactly what the human did."""
     example.judge(*ANSWER_RULES, "PRV-TEXT-1", requirement)
+    for rule, problem in _not_json_shaped(answer):
+        example.fail(rule, problem)
     try:
         # Judge the data, not the objects: a str subclass or an object with a
         # lying __eq__ must not pass for the text it claims to be.
@@ -208,6 +237,8 @@ def provider_answers(draw: Draws, setup: Setup) -> Scenario:
     if again == "the same questions again":
         same: AskUserQuestionRequest = copy.deepcopy(request)
         asks.append((same, draw(actions(same, setup.capabilities), "actions, second ask")))
+    elif again == "the same request again":
+        asks.append((request, draw(actions(request, setup.capabilities), "actions, second ask")))
     elif again == "another request":
         other = draw(_REQUESTS, "second request")
         asks.append((other, draw(actions(other, setup.capabilities), "actions, second ask")))

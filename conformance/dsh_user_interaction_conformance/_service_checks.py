@@ -74,7 +74,15 @@ async def _outcome(example: Example, service: Service, request: object, stage: s
         example.fail("SVC-ASYNC-1", f"calling ask() raised {error!r} before it was awaited")
         return error
     example.stage(stage, "ask()")
-    return await settle(pending)
+    try:
+        return await pending
+    except asyncio.CancelledError as error:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the suite's own limit: not an outcome of ask()
+        return error
+    except BaseException as error:  # noqa: BLE001 - every outcome is judged by the caller
+        return error
 
 
 #: The cases of ``service-order``: one per requirement a malformed request can break,

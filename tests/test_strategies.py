@@ -66,7 +66,7 @@ REQUEST_REQUIREMENTS = (
     "REQ-OPTIONS-3",
     "REQ-MULTI-1",
     "REQ-INTENT-1",
-    "REQ-AGENT-1",
+    "REQ-SIGNAL-1",
     "INT-APPROVE-1",
     "INT-DETAIL-1",
 )

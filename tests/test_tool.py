@@ -57,9 +57,34 @@ def test_definition_matches_the_spec_schema_and_the_original() -> None:
     for key in ("$schema", "$id", "title", "description"):
         spec.pop(key)
     assert spec == ASK_USER_QUESTION_TOOL["input_schema"]
-    options = spec["properties"]["questions"]["items"]["properties"]["options"]
-    assert "(Recommended)" in options["description"]
-    assert "first" in options["description"]
+    questions = spec["properties"]["questions"]
+    question = questions["items"]["properties"]
+    option = question["options"]["items"]["properties"]
+    described = {
+        "questions": questions["description"],
+        "id": question["id"]["description"],
+        "question": question["question"]["description"],
+        "header": question["header"]["description"],
+        "options": question["options"]["description"],
+        "label": option["label"]["description"],
+        "description": option["description"]["description"],
+        "multi_select": question["multi_select"]["description"],
+    }
+    # The original's parameter descriptions, byte for byte.
+    assert described == {
+        "questions": "Questions to ask the user before continuing.",
+        "id": "Stable id for this question; echoed in the answer.",
+        "question": "The specific question to ask the user.",
+        "header": 'Optional short heading for the question, such as "Confirm" or "Choose Mode".',
+        "options": 'Optional choices to show the user. If you recommend one, put it first and append "(Recommended)" to that label.',
+        "label": "Short user-facing option label.",
+        "description": "One sentence explaining the tradeoff or impact.",
+        "multi_select": "Whether the user may select more than one option. Defaults to false.",
+    }
+    assert questions["items"]["required"] == ["id", "question"]
+    assert option == {"label": option["label"], "description": option["description"]}
+    # Extra properties are allowed everywhere, as in the original.
+    assert "additionalProperties" not in json.dumps(spec)
 
 
 def test_definition_bytes_are_stable_and_adapters_share_them() -> None:
@@ -99,7 +124,10 @@ def test_success_is_compact_json_in_the_original_key_order() -> None:
 
 
 def test_arguments_map_multi_select_and_drop_what_a_model_may_not_send() -> None:
-    """TOOL-ARGS-2: multi_select becomes multiSelect; detail, intent and extras stay out."""
+    """TOOL-ARGS-2 and TOOL-AGENT-1: options go on as sent; the agent is untouched.
+
+    multi_select becomes multiSelect; detail, intent and unknown question keys stay out.
+    """
     provider = Recording()
     arguments = json.dumps({
         "questions": [{
@@ -110,31 +138,44 @@ def test_arguments_map_multi_select_and_drop_what_a_model_may_not_send() -> None
         "extra": True,
     })  # fmt: skip
     controller = AbortController()
-    call(service_with(provider), arguments, signal=controller.signal, agent="planner")
+    agent = object()
+    call(service_with(provider), arguments, signal=controller.signal, agent=agent)
     (request,) = provider.seen
-    assert request == {
+    assert dict(request) == {
         "questions": [{"id": "q", "question": "?", "multiSelect": True,
-                       "options": [{"label": "A", "description": "d"}]}],
-        "agent": "planner",
+                       "options": [{"label": "A", "description": "d", "icon": "*"}]}],
+        "agent": agent,
         "signal": controller.signal,
     }  # fmt: skip
+    assert request.get("agent") is agent
 
 
-@pytest.mark.parametrize(
-    ("arguments", "text"),
-    [
+_MALFORMED: list[tuple[object, str]] = [
         ("[1]", "Error: $: expected an object, got array"),
         ("{", "Error: $: arguments are not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
         ({}, "Error: $.questions: required"),
         ({"questions": {}}, "Error: $.questions: expected an array, got object"),
         ({"questions": [{"question": "?"}]}, "Error: $.questions[0].id: required"),
-        ({"questions": [{"id": "a", "question": 3}]}, "Error: $.questions[0].question: expected a string, got number"),
-        ({"questions": [{"id": "a", "question": "?", "options": [{"label": None}]}]}, "Error: $.questions[0].options[0].label: expected a string, got null"),
+        ({"questions": [{"id": "a", "question": 3}]}, "Error: $.questions[0].question: expected a non-empty string, got number"),
+        ({"questions": [{"id": "a", "question": "?", "options": [{"label": None}]}]}, "Error: $.questions[0].options[0].label: expected a non-empty string, got null"),
+        ({"questions": [{"id": "a", "question": "?", "options": [{"label": "x"}, {"label": "x"}]}]}, 'Error: $.questions[0].options[1].label: "x" duplicates $.questions[0].options[0].label'),
+        ({"questions": [{"id": "", "question": "?"}]}, "Error: $.questions[0].id: expected a non-empty string, got an empty string"),
+        ({"questions": [3]}, "Error: $.questions[0]: expected an object, got number"),
+        ({"questions": [{"id": "a", "question": "?", "options": {}}]}, "Error: $.questions[0].options: expected an array, got object"),
+        ('{"questions": [{"id": "a", "question": "?", "x": NaN}]}', "Error: $.questions[0].x: NaN is not a JSON number"),
+        ('{"questions": Infinity}', "Error: $.questions: Infinity is not a JSON number"),
+        ('[-Infinity]', "Error: $[0]: -Infinity is not a JSON number"),
+        ({"questions": [{"id": "a", "question": "?", "extra": float("nan")}]}, "Error: $.questions[0].extra: NaN is not a JSON number"),
+        ({"questions": [], "x": float("-inf")}, "Error: $.x: -Infinity is not a JSON number"),
+        ({"questions": [{"id": "a", "question": "?", "x": object()}]}, "Error: $.questions[0].x: a object is not a JSON value"),
+        ({"questions": [], 1: 2}, "Error: $: object keys must be strings, got int"),
         ({"questions": [{"id": "a", "question": "?", "multi_select": "yes"}]}, "Error: $.questions[0].multi_select: expected a boolean, got string"),
         ({"questions": [{"id": "a", "question": "?"}, {"id": "a", "question": "!"}]}, 'Error: $.questions[1].id: "a" duplicates $.questions[0].id'),
         ({"questions": [{"id": "a", "question": "?", "options": [{"label": "x", "description": 1}]}]}, "Error: $.questions[0].options[0].description: expected a string, got number"),
-    ],
-)  # fmt: skip
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("arguments", "text"), _MALFORMED)
 def test_malformed_arguments_name_the_path_and_the_problem(arguments: object, text: str) -> None:
     """TOOL-ARGS-1: one error line with a JSON path, and the provider is never asked."""
     provider = Recording()
@@ -159,7 +200,6 @@ def test_size_limit_counts_json_bytes_and_is_configurable() -> None:
         ({"questions": []}, None, "Error: ask_user_question requires at least one question"),
         ({"questions": [{"id": "q", "question": "?"}]}, "no-provider", "Error: no user-interaction provider is registered"),
         ({"questions": [{"id": "q", "question": "?"}]}, "aborted", "Error: ask_user_question was aborted before the user answered"),
-        ({"questions": [{"id": "", "question": "?"}]}, None, "Error: questions[0]: id must be a non-empty string, got an empty string"),
     ],
 )  # fmt: skip
 def test_seam_errors_become_error_lines(arguments: object, prepare: str | None, text: str) -> None:
@@ -239,6 +279,181 @@ def test_a_lenient_service_with_a_malformed_answer_gives_an_error_line() -> None
         service = service_with(Recording(junk), strict=False)
         result = call(service, {"questions": [{"id": "q", "question": "?"}]})
         assert result.is_error, junk
+
+
+ONE = {"questions": [{"id": "q", "question": "?", "options": [{"label": "A"}]}]}
+INVALID = 'Error: tool "ask_user_question" returned invalid output: '
+
+
+_BROKEN_OUTPUTS: list[tuple[object, str]] = [
+        (None, "$: expected an object, got null"),
+        ({}, "$.answers: required"),
+        ({"answers": 3}, "$.answers: expected an array, got number"),
+        ({"answers": [7]}, "$.answers[0]: expected an object, got number"),
+        ({"answers": [{"id": "q"}]}, "$.answers[0].selected: required"),
+        ({"answers": [{"selected": []}]}, "$.answers[0].id: required"),
+        ({"answers": [{"id": 1, "selected": []}]}, "$.answers[0].id: expected a string, got number"),
+        ({"answers": [{"id": "q", "selected": "A"}]}, "$.answers[0].selected: expected an array, got string"),
+        ({"answers": [{"id": "q", "selected": ["A", 2, None]}]}, "$.answers[0].selected[1]: expected a string, got number; $.answers[0].selected[2]: expected a string, got null"),
+        ({"answers": [{"id": "q", "selected": [], "custom": 5}]}, "$.answers[0].custom: expected a string, got number"),
+        ({"answers": [{"id": "q", "selected": [], "custom": float("nan")}]}, "$.answers[0].custom: NaN is not a JSON number"),
+        ({"answers": [{"id": "q", "selected": [float("inf")]}]}, "$.answers[0].selected[0]: Infinity is not a JSON number"),
+        ({"answers": [{"id": "q", "selected": [object()]}]}, "$.answers[0].selected[0]: a object is not a JSON value"),
+        ({"answers": [{"id": "q", "selected": [1, 2, 3, 4, 5, 6, 7]}]}, "; ".join(f"$.answers[0].selected[{i}]: expected a string, got number" for i in range(5)) + "; and 2 more"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("answer", "problems"), _BROKEN_OUTPUTS)
+def test_the_output_is_checked_even_with_a_lenient_service(answer: object, problems: str) -> None:
+    """TOOL-OUT-1: an answer that breaks the output shape is an error line naming each problem."""
+    result = call(service_with(Recording(answer), strict=False), ONE)
+    assert result == ToolResult(INVALID + problems, is_error=True)
+    assert "NaN" not in result.text.replace("NaN is not", "")
+    assert "Infinity" not in result.text.replace("Infinity is not", "")
+
+
+def test_the_output_keeps_only_the_answer_shape() -> None:
+    """TOOL-OUT-1 and TOOL-OK-1: extra keys are dropped, tuples are JSON arrays, order is fixed."""
+    answer = {
+        "answers": ({"custom": "x", "extra": float("nan"), "selected": ("A",), "id": "q"},),
+        "more": 1,
+    }
+    result = call(service_with(Recording(answer), strict=False), ONE)
+    assert result == ToolResult('{"answers":[{"id":"q","selected":["A"],"custom":"x"}]}')
+
+
+def test_a_deeply_nested_answer_is_an_error_line() -> None:
+    """TOOL-SAFE-1 and TOOL-OUT-1: an answer nested 100,000 levels deep never raises."""
+    deep: list[object] = []
+    for _ in range(100_000):
+        deep = [deep]
+    answer = {"answers": [{"id": "q", "selected": deep}]}
+    result = call(service_with(Recording(answer), strict=False), ONE)
+    assert result.is_error
+    assert result.text.startswith(INVALID + "$.answers[0].selected")
+    assert "nested more than 64 levels deep" in result.text
+
+
+def test_a_hostile_answer_mapping_is_an_error_line() -> None:
+    """TOOL-SAFE-1: an answer whose .get or __getitem__ raises gives an error line, strict or not."""
+
+    class Hostile(dict[str, object]):
+        def get(self, key: str, default: object = None) -> object:
+            raise RuntimeError("get")
+
+        def __getitem__(self, key: str) -> object:
+            raise RuntimeError("getitem")
+
+    for strict in (True, False):
+        item: dict[str, object] = {"id": "q", "selected": []}
+        answer = Hostile(answers=[item])
+        result = call(service_with(Recording(answer), strict=strict), ONE)
+        assert result.is_error, strict
+        assert "\n" not in result.text
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no message")
+
+
+class _NotAString(Exception):
+    def __str__(self) -> Any:
+        return 42  # noqa: PLE0307 - deliberately not a str
+
+
+class _Custom(BaseException):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [
+        (_Unprintable(), "Error: _Unprintable"),
+        (_NotAString(), "Error: _NotAString"),
+        (_Custom("stop"), "Error: stop"),
+        (GeneratorExit(), "Error: GeneratorExit"),
+        (RecursionError("deep"), "Error: deep"),
+    ],
+)
+def test_any_provider_error_becomes_an_error_line(error: BaseException, text: str) -> None:
+    """TOOL-SAFE-1: hostile messages and non-interrupt BaseExceptions are error lines."""
+
+    async def fail(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        raise error
+
+    result = call(service_with(ScriptedProvider(respond=fail)), ONE)
+    assert result == ToolResult(text, is_error=True)
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+def test_interrupts_propagate(interrupt: type[BaseException]) -> None:
+    """TOOL-SAFE-1: KeyboardInterrupt and SystemExit pass through the tool."""
+
+    async def fail(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        raise interrupt
+
+    async def main() -> ToolResult:
+        return await ask_user_question(service_with(ScriptedProvider(respond=fail)), ONE)
+
+    with pytest.raises(interrupt):
+        asyncio.run(main())
+
+
+class _RaisingItems(dict[str, object]):
+    def items(self) -> Any:
+        raise RuntimeError("items")
+
+
+class _RaisingGetItem(dict[str, object]):
+    def __getitem__(self, key: str) -> object:
+        raise RuntimeError("getitem")
+
+
+class _RaisingList(list[object]):
+    def __iter__(self) -> Any:
+        raise RuntimeError("iter")
+
+
+class _HidingItems(dict[str, object]):
+    """Shows a small mapping to len() and a huge one to items()."""
+
+    def items(self) -> Any:
+        return {"questions": [{"id": "q", "question": "x" * 100_000}]}.items()
+
+
+class _RaisingStr(str):
+    __slots__ = ()
+
+    def encode(self, *args: Any, **kwargs: Any) -> bytes:
+        raise RuntimeError("encode")
+
+    def __str__(self) -> str:
+        raise RuntimeError("str")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "text"),
+    [
+        (_RaisingItems(questions=[]), "Error: $: could not be read: RuntimeError"),
+        (_RaisingGetItem(questions=[]), "Error: ask_user_question requires at least one question"),
+        ({"questions": _RaisingList([1])}, "Error: $.questions: could not be read: RuntimeError"),
+        (_HidingItems(), "Error: $: arguments are over the 65536-byte limit"),
+        (_RaisingStr('{"questions": []}'), "Error: ask_user_question requires at least one question"),
+        ({"questions": [{"id": _RaisingStr("q"), "question": "?"}]}, None),
+    ],
+    ids=["items", "getitem", "iter", "hiding-items", "str-text", "str-id"],
+)  # fmt: skip
+def test_hostile_argument_containers_never_raise(arguments: object, text: str | None) -> None:
+    """TOOL-SAFE-1 and TOOL-ARGS-1: containers are read once, as plain data, and sized as read."""
+    provider = Recording()
+    result = call(service_with(provider), arguments)
+    if text is None:
+        assert result == ToolResult('{"answers":[{"id":"q","selected":[]}]}')
+        (request,) = provider.seen
+        assert type(request["questions"][0]["id"]) is str
+    else:
+        assert result == ToolResult(text, is_error=True)
 
 
 @given(st.data())

@@ -44,9 +44,14 @@ _SMALL_REQUESTS: Final = requests(max_questions=2)
 
 
 def _snapshot(request: AskUserQuestionRequest) -> object:
-    """What PRV-MUTATE-1 compares: the request's data, and which signal it holds."""
-    data = copy.deepcopy({key: value for key, value in request.items() if key != "signal"})
-    return data, "signal" in request, id(request.get("signal"))
+    """What PRV-MUTATE-1 compares: the questions' data, and which other objects it holds.
+
+    The questions are the suite's own plain data, compared by value; the agent
+    and the signal are opaque, compared by identity (a copy of an arbitrary
+    agent object need not equal it).
+    """
+    others = tuple(sorted((key, id(value)) for key, value in request.items() if key != "questions"))
+    return copy.deepcopy(request["questions"]), others
 
 
 async def stop(example: Example, task: asyncio.Future[Any]) -> None:

@@ -26,6 +26,7 @@ from ._stand_ins import Converting, Ignoring, Recording, Swallowing, code_of, se
 from ._subject import Service
 from .strategies import (
     INVALID_REQUEST_REQUIREMENTS,
+    agents,
     invalid_answers,
     invalid_requests,
     labels,
@@ -305,11 +306,17 @@ def service_registration(draw: Draws, setup: Setup) -> Scenario:
     return scenario
 
 
-@check("service-pass-through", "SVC-PASS-1", "SVC-STRICT-2", "REQ-EXTRA-1", kind="service")
+@check(
+    "service-pass-through",
+    "SVC-PASS-1", "SVC-STRICT-2", "REQ-EXTRA-1", "REQ-AGENT-2",
+    kind="service",
+)  # fmt: skip
 def service_pass_through(draw: Draws, setup: Setup) -> Scenario:
-    """The provider gets the very request; a valid answer comes back as the very object."""
+    """The provider gets the very request, agent and all; a valid answer comes back as is."""
     request: Any = dict(draw(_REQUESTS, "request"))
     request["x-trace"] = draw(st.text(max_size=5), "extra key")
+    agent = draw(agents(), "agent")
+    request["agent"] = agent
     answer = draw(valid_answers(request), "answer")
 
     async def scenario(example: Example) -> None:
@@ -317,6 +324,11 @@ def service_pass_through(draw: Draws, setup: Setup) -> Scenario:
         provider = Recording(answer)
         service.register_provider(provider)
         outcome = await _outcome(example, service, request, "SVC-PASS-1")
+        example.verify(
+            "REQ-AGENT-2",
+            not isinstance(outcome, BaseException) or code_of(outcome) != ErrorCode.BAD_REQUEST,
+            lambda: f"a request whose agent is a {type(agent).__name__} raised {outcome!r}",
+        )
         example.verify(
             "REQ-EXTRA-1",
             not isinstance(outcome, BaseException),
@@ -326,6 +338,11 @@ def service_pass_through(draw: Draws, setup: Setup) -> Scenario:
             "SVC-PASS-1",
             len(provider.seen) == 1 and provider.seen[0] is request,
             "the provider did not receive the very request object",
+        )
+        example.verify(
+            "REQ-AGENT-2",
+            all(seen.get("agent") is agent for seen in provider.seen),
+            "the provider's request does not hold the very agent object the caller passed",
         )
         if not isinstance(outcome, BaseException):
             example.verify(

@@ -56,9 +56,11 @@ from ._capabilities import Capabilities
 
 __all__ = [
     "INVALID_REQUEST_REQUIREMENTS",
+    "Agent",
     "InvalidAnswer",
     "InvalidRequest",
     "actions",
+    "agents",
     "behaviours",
     "custom_texts",
     "hostile_text",
@@ -396,14 +398,43 @@ def questions(draw: st.DrawFn, *, question_id: str | None = None) -> AskUserQues
     return _draw_question(draw, question_id)
 
 
+@dataclass(eq=False)
+class Agent:
+    """A stand-in for a harness's own agent object: the seam must pass it through untouched."""
+
+    #: What a UI may show for it.
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_agents: Final[st.SearchStrategy[object]] = st.one_of(
+    _hostile,
+    st.builds(Agent, _hostile),
+    st.builds(object),
+    st.integers(),
+    st.none(),
+    st.builds(dict[str, object]),
+)
+
+
+def agents() -> st.SearchStrategy[object]:
+    """The calling agent of a request: any object (``REQ-AGENT-2``).
+
+    Text, ``None``, or an object with a ``name``; compared by identity, never by value.
+    """
+    return _agents
+
+
 @st.composite
 def _requests_of(draw: st.DrawFn, ids: st.SearchStrategy[list[str]]) -> AskUserQuestionRequest:
-    request: AskUserQuestionRequest = {
+    request: dict[str, object] = {
         "questions": [_draw_question(draw, question_id) for question_id in draw(ids)]
     }
     if draw(_booleans):
-        request["agent"] = draw(_hostile)
-    return request
+        request["agent"] = draw(_agents)
+    return cast("AskUserQuestionRequest", request)
 
 
 @functools.cache
@@ -452,6 +483,14 @@ _NOT_MAPPING: Final = st.one_of(
     st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers(), max_size=2)
 )
 _NOT_NON_EMPTY_STRING: Final = _NOT_STRING | st.just("")
+#: Not an abort signal (``None`` counts as no signal).
+_NOT_SIGNAL: Final[st.SearchStrategy[object]] = st.one_of(
+    st.integers(),
+    st.booleans(),
+    st.text(max_size=3),
+    st.builds(dict[str, object]),
+    st.builds(object),
+)
 _BAD_OPTION: Final = st.one_of(
     _NOT_MAPPING,
     st.fixed_dictionaries({"label": _NOT_NON_EMPTY_STRING}),
@@ -589,9 +628,9 @@ def _duplicate_id(draw: st.DrawFn, requirement: str, request: dict[str, Any]) ->
     return InvalidRequest(request, ErrorCode.BAD_REQUEST, requirement, "id")
 
 
-def _bad_agent(draw: st.DrawFn, requirement: str, request: dict[str, Any]) -> InvalidRequest:
-    request["agent"] = draw(_NOT_STRING)
-    return InvalidRequest(request, ErrorCode.BAD_REQUEST, requirement, "agent")
+def _bad_signal(draw: st.DrawFn, requirement: str, request: dict[str, Any]) -> InvalidRequest:
+    request["signal"] = draw(_NOT_SIGNAL)
+    return InvalidRequest(request, ErrorCode.BAD_REQUEST, requirement, "signal")
 
 
 #: Every requirement a malformed request can break, and how to break it alone.
@@ -611,7 +650,7 @@ _DEFECTS: Final[dict[str, RequestDefect]] = {
     "REQ-OPTIONS-3": _in_one_question(_duplicate_label),
     "REQ-MULTI-1": _in_one_question(_set("multiSelect", _NOT_BOOL)),
     "REQ-INTENT-1": _in_one_question(_bad_intent),
-    "REQ-AGENT-1": _bad_agent,
+    "REQ-SIGNAL-1": _bad_signal,
     "INT-APPROVE-1": _in_one_question(_approve_unknown),
     "INT-DETAIL-1": _in_one_question(_detail_missing),
 }

@@ -12,10 +12,12 @@ from ._builders import answer_custom as answer_custom
 from ._builders import answer_of as answer_of
 from ._builders import answer_selected as answer_selected
 from ._builders import answer_skipped as answer_skipped
+from ._checks import RequestViolation as RequestViolation
 from ._checks import Violation as Violation
 from ._checks import answer_violations as answer_violations
 from ._checks import check_request as check_request
 from ._checks import is_blank as is_blank
+from ._checks import request_violations as request_violations
 from ._errors import MESSAGES as MESSAGES
 from ._errors import ErrorCode as ErrorCode
 from ._errors import HarnessError as HarnessError
@@ -54,6 +56,7 @@ __all__ = [
     "PendingAsk",
     "PlanReviewIntent",
     "Registration",
+    "RequestViolation",
     "Responder",
     "ScriptedProvider",
     "UserInteractionError",
@@ -69,4 +72,5 @@ __all__ = [
     "answer_violations",
     "check_request",
     "is_blank",
+    "request_violations",
 ]

@@ -14,26 +14,26 @@ Both are single-pass and linear in questions x options.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Final, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final, cast
 
 from typing_extensions import TypeIs
 
 from ._abort import AbortSignal
 from ._errors import ErrorCode, UserInteractionError
+from ._json import js_quote
 from ._types import AskUserQuestionItem, AskUserQuestionRequest
+from ._violations import MISSING, Level, RequestViolation, Violation, quote, type_name
 
 __all__ = [
+    "RequestViolation",
     "Violation",
     "answer_violations",
     "check_request",
+    "first_request_violation",
     "is_blank",
+    "request_violations",
 ]
-
-Level = Literal["MUST", "SHOULD"]
 
 #: Whitespace as ECMAScript's ``String.prototype.trim`` sees it (WhiteSpace and
 #: LineTerminator). Note: the original trims with JavaScript, so we use its set,
@@ -46,6 +46,8 @@ _JS_WHITESPACE: Final = frozenset(
 
 _ITEM_KEYS: Final = frozenset({"id", "selected", "custom"})
 _ANSWER_KEYS: Final = frozenset({"answers"})
+#: At most this many unknown keys are named in a message; the rest are counted.
+_KEYS_NAMED: Final = 3
 
 
 def is_blank(text: str) -> bool:
@@ -57,188 +59,202 @@ def is_blank(text: str) -> bool:
     return all(char in _JS_WHITESPACE for char in text)
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One broken answer rule, with the requirement it breaks.
-
-    >>> Violation("ANS-SEL-3", "MUST", "q1", 'label "X" is not an option').describe()
-    'ANS-SEL-3 (MUST): question "q1": label "X" is not an option'
-    """
-
-    #: The requirement ID in ``spec/user-interaction.md``.
-    requirement: str
-    #: ``MUST`` violations make a strict service raise; ``SHOULD`` ones do not.
-    level: Level
-    #: The id of the question the violation is about; ``None`` for the batch.
-    question: str | None
-    #: What is wrong, naming the field.
-    message: str
-
-    def describe(self) -> str:
-        """One line: the requirement, the question and the problem."""
-        where = f"question {_quote(self.question)}: " if self.question is not None else ""
-        return f"{self.requirement} ({self.level}): {where}{self.message}"
-
-
-#: Longer strings are shortened in messages, so a hostile input cannot make them huge.
-_QUOTE_LIMIT: Final = 200
-
-
-def _quote(value: str) -> str:
-    # JSON quoting keeps control characters, bidi overrides and the like visible.
-    if len(value) <= _QUOTE_LIMIT:
-        return json.dumps(value)
-    return f"{json.dumps(value[:_QUOTE_LIMIT])}... ({len(value)} characters)"
-
-
-def js_quote(value: str) -> str:
-    """*value* quoted as ECMAScript's ``JSON.stringify`` writes it, never shortened.
-
-    Non-ASCII characters stay raw, control characters are escaped, and lone
-    surrogates are written ``\\udXXX``, so the text is always valid UTF-8.
-
-    >>> print(js_quote("Approuvé \\"x\\"\\n\\ud800"))
-    "Approuvé \\"x\\"\\n\\ud800"
-    """
-    quoted = json.dumps(value, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
-
-
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
 def _is_mapping(value: object) -> TypeIs[Mapping[object, object]]:
     # A dict is by far the common case; the ABC check is the slow path.
     return type(value) is dict or isinstance(value, Mapping)
 
 
+_SEQUENCES: Final = (list, tuple)
+
+
 def _is_list(value: object) -> TypeIs[list[object] | tuple[object, ...]]:
-    return isinstance(value, list | tuple)
+    # Note: a request's lists may be tuples (its types say Sequence); an answer's may not.
+    return type(value) is list or isinstance(value, _SEQUENCES)
 
 
 def _type_name(value: object) -> str:
-    return type(value).__name__
+    return type_name(value)
 
 
 def _bad_request(message: str) -> UserInteractionError:
     return UserInteractionError(message, ErrorCode.BAD_REQUEST)
 
 
-def _where(index: int, question_id: object) -> str:
-    if isinstance(question_id, str) and question_id:
-        return f"question {_quote(question_id)} (questions[{index}])"
-    return f"questions[{index}]"
+#: One question with an intent, and its option labels, for stage 4.
+_Intent = tuple[Mapping[object, object], dict[str, None]]
 
 
-def _question_error(index: int, question_id: object, problem: str) -> UserInteractionError:
-    # Messages are built only on failure: the success path formats nothing.
-    return _bad_request(f"{_where(index, question_id)}: {problem}")
+class _Stop(Exception):
+    """Ends a first-problem-only scan at its first violation."""
 
 
-def _check_structure(
-    request: Mapping[object, object], questions: Sequence[object]
-) -> list[tuple[Mapping[object, object], dict[str, None]]]:
-    """Stage 3: raise ``BAD_REQUEST`` for the first structural problem.
+class _Scan:
+    """One pass over a request's structure (stage 3), in spec order.
 
-    Return each question that has an intent, with its option labels, for stage 4.
+    With *first_only*, the pass stops at the first violation; otherwise it
+    collects every one it can reach (a question that is not a mapping, or
+    options that are not a list, hide what is inside them).
     """
-    signal = request.get("signal")
-    if signal is not None and not isinstance(signal, AbortSignal):
-        msg = f"request.signal must be an AbortSignal, got {_type_name(signal)}"
-        raise _bad_request(msg)
-    if "agent" in request and not isinstance(request["agent"], str):
-        msg = f"request.agent must be a string, got {_type_name(request['agent'])}"
-        raise _bad_request(msg)
-    seen_ids: set[str] = set()
-    checked: list[tuple[Mapping[object, object], dict[str, None]]] = []
-    for index, question in enumerate(questions):
-        if not _is_mapping(question):
-            msg = f"questions[{index}] must be a mapping, got {_type_name(question)}"
-            raise _bad_request(msg)
-        question_id: object = question.get("id")
+
+    __slots__ = ("first_only", "found", "intents")
+
+    def __init__(self, *, first_only: bool) -> None:
+        self.first_only = first_only
+        self.found: list[RequestViolation] = []
+        self.intents: list[_Intent] = []
+
+    def add(  # noqa: PLR0917 - one call per rule, read like a table row
+        self,
+        requirement: str,
+        path: tuple[str | int, ...],
+        expected: str,
+        value: object = MISSING,
+        question: str | None = None,
+        earlier: tuple[str | int, ...] | None = None,
+    ) -> None:
+        self.found.append(RequestViolation(requirement, path, expected, value, question, earlier))
+        if self.first_only:
+            raise _Stop
+
+    def request(self, request: Mapping[object, object], questions: Sequence[object]) -> None:
+        # REQ-SIGNAL-1. Note: ``agent`` is opaque (REQ-AGENT-2); nothing here reads it.
+        signal = request.get("signal", MISSING)
+        if signal is not MISSING and signal is not None and not isinstance(signal, AbortSignal):
+            self.add("REQ-SIGNAL-1", ("signal",), "AbortSignal", signal)
+        first_index: dict[str, int] = {}
+        for index, question in enumerate(questions):
+            if not _is_mapping(question):
+                self.add("REQ-ITEM-1", ("questions", index), "mapping", question)
+                continue
+            self.question(index, question, first_index)
+
+    def question(
+        self, index: int, question: Mapping[object, object], first_index: dict[str, int]
+    ) -> None:
+        here = ("questions", index)
         # REQ-ID-1, REQ-ID-2
+        question_id: object = question.get("id", MISSING)
+        valid_id: str | None = None
         if not isinstance(question_id, str) or not question_id:
-            got = "an empty string" if question_id == "" else _type_name(question_id)
-            raise _question_error(index, question_id, f"id must be a non-empty string, got {got}")
-        if question_id in seen_ids:
-            raise _question_error(index, question_id, "id duplicates an earlier question's id")
-        seen_ids.add(question_id)
+            self.add("REQ-ID-1", (*here, "id"), "non-empty string", question_id)
+        else:
+            valid_id = question_id
+            earlier = first_index.setdefault(question_id, index)
+            if earlier != index:
+                where = ("questions", earlier, "id")
+                self.add("REQ-ID-2", (*here, "id"), "unique", question_id, valid_id, where)
         # REQ-TEXT-1
-        text: object = question.get("question")
+        text: object = question.get("question", MISSING)
         if not isinstance(text, str) or not text:
-            got = "an empty string" if text == "" else _type_name(text)
-            problem = f"question must be a non-empty string, got {got}"
-            raise _question_error(index, question_id, problem)
+            self.add("REQ-TEXT-1", (*here, "question"), "non-empty string", text, valid_id)
         # REQ-HEADER-1, REQ-DETAIL-1
-        for key in ("header", "detail"):
+        for key, requirement in (("header", "REQ-HEADER-1"), ("detail", "REQ-DETAIL-1")):
             if key in question and not isinstance(question[key], str):
-                problem = f"{key} must be a string, got {_type_name(question[key])}"
-                raise _question_error(index, question_id, problem)
+                self.add(requirement, (*here, key), "string", question[key], valid_id)
         # REQ-OPTIONS-1, REQ-OPTIONS-2, REQ-OPTIONS-3
-        labels = (
-            _check_options(index, question_id, question["options"]) if "options" in question else {}
-        )
+        labels = self.options(here, valid_id, question["options"]) if "options" in question else {}
         # REQ-MULTI-1
         if "multiSelect" in question and not isinstance(question["multiSelect"], bool):
-            problem = f"multiSelect must be a bool, got {_type_name(question['multiSelect'])}"
-            raise _question_error(index, question_id, problem)
+            self.add(
+                "REQ-MULTI-1", (*here, "multiSelect"), "bool", question["multiSelect"], valid_id
+            )
         # REQ-INTENT-1
         if "intent" in question:
             intent = question["intent"]
             if not _is_mapping(intent):
-                problem = f"intent must be a mapping, got {_type_name(intent)}"
-                raise _question_error(index, question_id, problem)
+                self.add("REQ-INTENT-1", (*here, "intent"), "mapping", intent, valid_id)
+                return
+            sound = True
             for key in ("kind", "approve"):
-                value: object = intent.get(key)
+                value: object = intent.get(key, MISSING)
                 if not isinstance(value, str):
-                    problem = f"intent.{key} must be a string, got {_type_name(value)}"
-                    raise _question_error(index, question_id, problem)
-            checked.append((question, labels))
-    return checked
+                    sound = False
+                    self.add("REQ-INTENT-1", (*here, "intent", key), "string", value, valid_id)
+            if sound and valid_id is not None:
+                self.intents.append((question, labels))
+
+    def options(
+        self, here: tuple[str | int, ...], question_id: str | None, options: object
+    ) -> dict[str, None]:
+        """Check one question's options; return their labels, in order, as a set-like dict."""
+        if not _is_list(options):
+            self.add("REQ-OPTIONS-1", (*here, "options"), "list", options, question_id)
+            return {}
+        labels: dict[str, int] = {}
+        for number, option in enumerate(options):
+            where = (*here, "options", number)
+            if not _is_mapping(option):
+                self.add("REQ-OPTIONS-1", where, "mapping", option, question_id)
+                continue
+            label: object = option.get("label", MISSING)
+            if not isinstance(label, str) or not label:
+                self.add("REQ-OPTIONS-1", (*where, "label"), "non-empty string", label, question_id)
+            if "description" in option and not isinstance(option["description"], str):
+                description = option["description"]
+                self.add(
+                    "REQ-OPTIONS-2", (*where, "description"), "string", description, question_id
+                )
+            if isinstance(label, str) and label:
+                earlier = labels.setdefault(label, number)
+                if earlier != number:
+                    first = (*here, "options", earlier, "label")
+                    self.add(
+                        "REQ-OPTIONS-3", (*where, "label"), "unique", label, question_id, first
+                    )
+        return dict.fromkeys(labels)
 
 
-def _check_options(index: int, question_id: str, options: object) -> dict[str, None]:
-    """Check one question's options; return their labels, in order, as a set-like dict."""
-    if not _is_list(options):
-        raise _question_error(
-            index, question_id, f"options must be a list, got {_type_name(options)}"
-        )
-    labels: dict[str, None] = {}
-    for number, option in enumerate(options):
-        if not _is_mapping(option):
-            problem = f"options[{number}] must be a mapping, got {_type_name(option)}"
-            raise _question_error(index, question_id, problem)
-        label: object = option.get("label")
-        if not isinstance(label, str) or not label:
-            got = "an empty string" if label == "" else _type_name(label)
-            problem = f"options[{number}].label must be a non-empty string, got {got}"
-            raise _question_error(index, question_id, problem)
-        if "description" in option and not isinstance(option["description"], str):
-            got = _type_name(option["description"])
-            problem = f"options[{number}].description must be a string, got {got}"
-            raise _question_error(index, question_id, problem)
-        if label in labels:
-            problem = (
-                f"options[{number}].label {_quote(label)} duplicates an earlier option's label"
-            )
-            raise _question_error(index, question_id, problem)
-        labels[label] = None
-    return labels
+def request_violations(request: object) -> list[RequestViolation]:
+    """Every structural problem of *request* (the ``REQ-*`` rules), in spec order.
+
+    The first one is the ``BAD_REQUEST`` that ``ask()`` raises at stage 3; the
+    tool words the same violations for a model. Stages 1 and 2 (an aborted
+    signal, no questions) and the intent rules are not structure, and are not
+    listed.
+
+    >>> [v.describe() for v in request_violations(
+    ...     {"questions": [{"id": "q", "question": "", "multiSelect": "no"}]})]
+    ['question "q" (questions[0]): question must be a non-empty string, got an empty string', \
+'question "q" (questions[0]): multiSelect must be a bool, got str']
+    """
+    scan = _Scan(first_only=False)
+    _scan(scan, request)
+    return scan.found
 
 
-def _check_intents(checked: list[tuple[Mapping[object, object], dict[str, None]]]) -> None:
+def first_request_violation(request: object) -> RequestViolation | None:
+    """The first of :func:`request_violations`, found without scanning the rest."""
+    scan = _Scan(first_only=True)
+    _scan(scan, request)
+    return scan.found[0] if scan.found else None
+
+
+def _scan(scan: _Scan, request: object) -> None:
+    try:
+        if not _is_mapping(request):
+            scan.add("REQ-QUESTIONS-1", (), "mapping", request)
+            return
+        questions: object = request.get("questions", MISSING)
+        if not _is_list(questions):
+            # REQ-QUESTIONS-1
+            scan.add("REQ-QUESTIONS-1", ("questions",), "non-empty list", questions)
+            return
+        scan.request(request, questions)
+    except _Stop:
+        return
+
+
+def _check_intents(checked: list[_Intent]) -> None:
     """Stage 4: raise ``BAD_INTENT`` for the first intent problem."""
     for question, labels in checked:
-        intent = question["intent"]
-        if not _is_mapping(intent):  # pragma: no cover - checked at stage 3
-            continue
-        kind: object = intent.get("kind")
-        approve: object = intent.get("approve")
+        intent = cast("Mapping[object, object]", question["intent"])
+        kind = cast("str", intent["kind"])
+        approve = cast("str", intent["approve"])
         # INT-APPROVE-1
         if approve not in labels:
             msg = (
                 f"question {question['id']} declares intent {kind} whose approve label "
-                f"{js_quote(str(approve))} names none of its options"
+                f"{js_quote(approve)} names none of its options"
             )
             raise UserInteractionError(msg, ErrorCode.BAD_INTENT)
         # INT-DETAIL-1. Note: the original accepts an empty detail; we do not,
@@ -266,26 +282,22 @@ def check_request(request: object, *, has_provider: bool = True) -> None:
     >>> code_and_message({"questions": [{"id": "q", "question": "Ship?", "multiSelect": "no"}]})
     'BAD_REQUEST: question "q" (questions[0]): multiSelect must be a bool, got str'
     """
-    if not _is_mapping(request):
-        msg = f"request must be a mapping, got {_type_name(request)}"
-        raise _bad_request(msg)
-    # SVC-ORDER-1
-    signal = request.get("signal")
-    if isinstance(signal, AbortSignal) and signal.aborted:
-        raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
-    # SVC-ORDER-2
-    questions: object = request.get("questions")
-    if _is_list(questions) and not questions:
-        raise UserInteractionError.of(ErrorCode.EMPTY_QUESTIONS)
-    # SVC-ORDER-3, starting with REQ-QUESTIONS-1
-    if not _is_list(questions):
-        got = "nothing" if "questions" not in request else _type_name(questions)
-        msg = f"request.questions must be a non-empty list, got {got}"
-        raise _bad_request(msg)
-    items: Sequence[object] = questions
-    checked = _check_structure(request, items)
+    if _is_mapping(request):
+        # SVC-ORDER-1
+        signal = request.get("signal")
+        if isinstance(signal, AbortSignal) and signal.aborted:
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
+        # SVC-ORDER-2
+        questions: object = request.get("questions")
+        if _is_list(questions) and not questions:
+            raise UserInteractionError.of(ErrorCode.EMPTY_QUESTIONS)
+    # SVC-ORDER-3
+    scan = _Scan(first_only=True)
+    _scan(scan, request)
+    if scan.found:
+        raise _bad_request(scan.found[0].describe())
     # SVC-ORDER-4
-    _check_intents(checked)
+    _check_intents(scan.intents)
     # SVC-ORDER-5
     if not has_provider:
         raise UserInteractionError.of(ErrorCode.NO_PROVIDER)
@@ -307,6 +319,19 @@ def answer_violations(request: AskUserQuestionRequest, answer: object) -> list[V
     ['ANS-SINGLE-1']
     """
     found: list[Violation] = []
+    try:
+        _answer_violations(request, answer, found)
+    except Exception as error:  # noqa: BLE001 - a hostile answer is a broken answer
+        # Note: an answer whose own methods raise (a mapping whose .get fails, say)
+        # cannot be read, so it breaks ANS-SHAPE-1; the error never escapes.
+        message = f"answer could not be read: {type_name(error)} raised while reading it"
+        found.append(Violation("ANS-SHAPE-1", "MUST", None, message))
+    return found
+
+
+def _answer_violations(
+    request: AskUserQuestionRequest, answer: object, found: list[Violation]
+) -> None:
 
     def add(requirement: str, question: str | None, message: str) -> None:
         found.append(Violation(requirement, LEVELS[requirement], question, message))
@@ -314,17 +339,17 @@ def answer_violations(request: AskUserQuestionRequest, answer: object) -> list[V
     # ANS-SHAPE-1
     if not _is_mapping(answer):
         add("ANS-SHAPE-1", None, f"answer must be a mapping, got {_type_name(answer)}")
-        return found
+        return
     if not answer.keys() <= _ANSWER_KEYS:
-        extra = sorted(repr(key) for key in answer if key not in _ANSWER_KEYS)
-        add("ANS-KEYS-1", None, f"answer has keys besides answers: {', '.join(extra)}")
+        extra = _name_keys(key for key in answer if key not in _ANSWER_KEYS)
+        add("ANS-KEYS-1", None, f"answer has keys besides answers: {extra}")
     items: object = answer.get("answers")
-    if not _is_list(items):
+    if not isinstance(items, list):
         got = "nothing" if "answers" not in answer else _type_name(items)
         add("ANS-SHAPE-1", None, f"answer.answers must be a list, got {got}")
-        return found
+        return
     questions = request["questions"]
-    answers: Sequence[object] = items
+    answers = cast("list[object]", items)
     # ANS-COUNT-1
     if len(answers) != len(questions):
         add(
@@ -334,7 +359,6 @@ def answer_violations(request: AskUserQuestionRequest, answer: object) -> list[V
         )
     for index, (question, item) in enumerate(zip(questions, answers, strict=False)):
         _item_violations(index, question, item, add)
-    return found
 
 
 def _item_violations(
@@ -352,21 +376,21 @@ def _item_violations(
         )
         return
     if not item.keys() <= _ITEM_KEYS:
-        extra = sorted(repr(key) for key in item if key not in _ITEM_KEYS)
-        add("ANS-KEYS-1", question_id, f"answers[{index}] has unknown keys: {', '.join(extra)}")
+        extra = _name_keys(key for key in item if key not in _ITEM_KEYS)
+        add("ANS-KEYS-1", question_id, f"answers[{index}] has unknown keys: {extra}")
     # ANS-ORDER-1
     item_id: object = item.get("id")
     if item_id != question_id:
-        got = _quote(item_id) if isinstance(item_id, str) else _type_name(item_id)
+        got = quote(item_id) if isinstance(item_id, str) else _type_name(item_id)
         add(
             "ANS-ORDER-1",
             question_id,
-            f"answers[{index}].id must be {_quote(question_id)} (question order), got {got}",
+            f"answers[{index}].id must be {quote(question_id)} (question order), got {got}",
         )
     # ANS-SEL-1
     selected: object = item.get("selected")
     labels: list[str] = []
-    if not _is_list(selected):
+    if not isinstance(selected, list):
         got = "nothing" if "selected" not in item else _type_name(selected)
         add(
             "ANS-SEL-1",
@@ -374,7 +398,7 @@ def _item_violations(
             f"answers[{index}].selected must be a list of labels, got {got}",
         )
     else:
-        for label in selected:
+        for label in cast("list[object]", selected):
             if isinstance(label, str):
                 labels.append(label)
             else:
@@ -396,7 +420,7 @@ def _item_violations(
                 add(
                     "ANS-SEL-2",
                     question_id,
-                    f"answers[{index}].selected repeats label {_quote(label)}",
+                    f"answers[{index}].selected repeats label {quote(label)}",
                 )
             continue
         seen.add(label)
@@ -404,7 +428,7 @@ def _item_violations(
             add(
                 "ANS-SEL-3",
                 question_id,
-                f"answers[{index}].selected label {_quote(label)}"
+                f"answers[{index}].selected label {quote(label)}"
                 " is not one of the question's options",
             )
     # ANS-CUSTOM-1
@@ -463,6 +487,18 @@ LEVELS: Final[dict[str, Level]] = {
     "ANS-MULTI-2": "SHOULD",
     "ANS-CUSTOM-1": "MUST",
 }
+
+
+def _name_keys(keys: Iterable[object]) -> str:
+    """At most a few keys, quoted and shortened, then how many more; never a ``repr``."""
+    named: list[str] = []
+    more = 0
+    for key in keys:
+        if len(named) < _KEYS_NAMED:
+            named.append(quote(key) if isinstance(key, str) else f"a {type_name(key)} key")
+        else:
+            more += 1
+    return ", ".join(named) + (f" and {more} more" if more else "")
 
 
 def bad_answer(answer: object, violations: Sequence[Violation]) -> UserInteractionError:

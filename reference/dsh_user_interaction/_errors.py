@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from typing_extensions import override
 
-if TYPE_CHECKING:
-    from ._checks import Violation
+from ._violations import Violation
 
 __all__ = ["MESSAGES", "ErrorCode", "HarnessError", "UserInteractionError"]
 

@@ -1,30 +1,52 @@
-"""Plan review (``exit_plan_mode``): the question, the verdict, and what the model is told.
+"""Plan review (``exit_plan_mode``): the tool, the question, the verdict, the wording.
 
-The verdict is strict on purpose: a plan is approved only by one answer item
-for ``plan-review`` whose ``selected`` is exactly the approve label and which
-carries no custom text. Anything else keeps planning, so an ambiguous or
-malformed answer can never approve a plan.
+Design notes, as the original runs it:
+
+* A plan must start with a level-one Markdown heading (after trimming,
+  ``^#\\s+\\S``). Otherwise nobody is asked and the model gets
+  :data:`PLAN_NEEDS_HEADING` as an error result; a bad plan never raises.
+* The verdict reads only the answer items whose id is ``plan-review``. It
+  approves only when there is exactly one, its ``selected`` is exactly
+  ``[approve]`` (a list) and it has no ``custom``. Anything else keeps
+  planning, so an ambiguous or malformed answer can never approve a plan.
+* Only an approval is a normal result. Keeping planning (with or without
+  feedback), a dismissal and every other failure are error results,
+  ``Error: <message>``, because the model must not carry on as if approved.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Any, Final, cast
 
 from ._abort import AbortSignal
 from ._checks import is_blank
 from ._errors import ErrorCode
-from ._tool import AskingService, ToolResult, _answers_of, error_result
+from ._json import JsonError, read_json, replace_surrogates
+from ._tool import (
+    DEFAULT_MAX_ARGUMENT_BYTES,
+    AskingService,
+    ToolDefinition,
+    ToolResult,
+    ask_through,
+    describe_error,
+    error_result,
+)
 from ._types import AskUserQuestionItem, AskUserQuestionRequest
+from ._violations import json_type
 
 __all__ = [
+    "EXIT_PLAN_MODE_TOOL",
     "PLAN_APPROVED",
     "PLAN_DISMISSED",
     "PLAN_KEEP_PLANNING",
     "PLAN_KEEP_PLANNING_WITH_FEEDBACK",
+    "PLAN_NEEDS_HEADING",
     "PLAN_REVIEW_ID",
     "PlanReviewVerdict",
+    "exit_plan_mode",
+    "has_plan_heading",
     "plan_review_question",
     "plan_review_verdict",
     "review_plan",
@@ -32,7 +54,7 @@ __all__ = [
 
 #: The id of the plan-review question.
 PLAN_REVIEW_ID: Final = "plan-review"
-#: Told to the model when the plan is approved.
+#: Told to the model when the plan is approved; the only normal result.
 PLAN_APPROVED: Final = (
     "Plan approved \u2014 plan mode exited; carry out the plan starting with your next step."
 )
@@ -47,6 +69,57 @@ PLAN_DISMISSED: Final = (
     "The user dismissed the plan review to speak instead; stay in plan mode, stop here, "
     "and wait for their message."
 )
+#: Told to the model, and nobody asked, when the plan has no level-one heading.
+PLAN_NEEDS_HEADING: Final = (
+    "exit_plan_mode requires a non-empty markdown plan starting with a # heading"
+)
+
+#: The ``exit_plan_mode`` definition the model sees, with the original's text byte for byte.
+EXIT_PLAN_MODE_TOOL: Final[ToolDefinition] = {
+    "name": "exit_plan_mode",
+    "description": (
+        "Use only in plan mode. Present your plan for the user's review and, on approval, "
+        "leave plan mode. Send the COMPLETE plan as markdown, starting with a # heading that "
+        "names it. The user may approve (carry out the plan from your next step) or keep "
+        "planning \u2014 their feedback comes back in the tool result; revise and present again."
+    ),
+    "input_schema": {
+        "type": "object",
+        "required": ["plan"],
+        "properties": {
+            "plan": {
+                "type": "string",
+                "description": (
+                    "The complete plan, as markdown, starting with a # heading that names it."
+                ),
+            }
+        },
+    },
+}
+
+
+def has_plan_heading(plan: object) -> bool:
+    """Whether *plan* starts with a level-one heading once trimmed (``^#\\s+\\S``).
+
+    Trimming and ``\\s`` are ECMAScript's whitespace, as in the original.
+
+    >>> [has_plan_heading(p) for p in ["  # Ship\\n1. go", "## Ship", "#Ship", "#", "", 3]]
+    [True, False, False, False, False, False]
+    """
+    if not isinstance(plan, str):
+        return False
+    text = str.__str__(plan)
+    start = 0
+    while start < len(text) and is_blank(text[start]):
+        start += 1
+    # After the "#", one or more whitespace characters and then anything else. The
+    # trimmed text ends with a non-whitespace character, so one space is enough.
+    return (
+        text.startswith("#", start)
+        and start + 1 < len(text)
+        and is_blank(text[start + 1])
+        and not is_blank(text[start + 1 :])
+    )
 
 
 def plan_review_question(
@@ -54,7 +127,7 @@ def plan_review_question(
 ) -> AskUserQuestionItem:
     """The ``exit_plan_mode`` question for *plan* (Markdown).
 
-    >>> question = plan_review_question("1. Write tests\\n2. Ship")
+    >>> question = plan_review_question("# Release\\n1. Write tests\\n2. Ship")
     >>> question["id"], question["header"], [o["label"] for o in question["options"]]
     ('plan-review', 'Plan review', ['Approve', 'Keep planning'])
     >>> question["intent"]
@@ -91,22 +164,38 @@ class PlanReviewVerdict:
 
     @property
     def message(self) -> str:
-        """What the model is told.
+        """What the model is told (as an error result unless approved).
 
         >>> PlanReviewVerdict(approved=False, feedback="split step 2").message
         'The user chose to keep planning; their feedback: split step 2'
         """
         if self.approved:
             return PLAN_APPROVED
-        if self.feedback is not None and not is_blank(self.feedback):
+        if self.feedback:
             return PLAN_KEEP_PLANNING_WITH_FEEDBACK.format(feedback=self.feedback)
         return PLAN_KEEP_PLANNING
+
+    def result(self) -> ToolResult:
+        """The tool result: approval is a normal result, keeping planning an error.
+
+        The feedback is kept verbatim, line breaks included; only lone
+        surrogates become U+FFFD, so the text is valid UTF-8.
+
+        >>> PlanReviewVerdict(approved=False).result()
+        ToolResult(text='Error: The user chose to keep planning; revise the plan and \
+present it again.', is_error=True)
+        """
+        if self.approved:
+            return ToolResult(PLAN_APPROVED)
+        return ToolResult(replace_surrogates(f"Error: {self.message}"), is_error=True)
 
 
 def plan_review_verdict(answer: object, *, approve: str = "Approve") -> PlanReviewVerdict:
     """Read the verdict from an answer to :func:`plan_review_question`.
 
     *answer* may be anything; what is not an exact approval keeps planning.
+    Only the items whose id is ``plan-review`` count; others are ignored. The
+    feedback is the ``custom`` of the one such item, verbatim.
 
     >>> plan_review_verdict({"answers": [{"id": "plan-review", "selected": ["Approve"]}]})
     PlanReviewVerdict(approved=True, feedback=None)
@@ -114,52 +203,115 @@ def plan_review_verdict(answer: object, *, approve: str = "Approve") -> PlanRevi
     ...     {"id": "plan-review", "selected": [], "custom": "drop step 3"}]})
     PlanReviewVerdict(approved=False, feedback='drop step 3')
     """
-    items = _answers_of(answer)
-    if not isinstance(items, Sequence) or isinstance(items, str):
+    try:
+        return _verdict(answer, approve)
+    except Exception:  # noqa: BLE001 - an answer that cannot be read approves nothing
         return PlanReviewVerdict(approved=False)
-    entries = [
+
+
+def _verdict(answer: object, approve: str) -> PlanReviewVerdict:
+    if not isinstance(answer, Mapping):
+        return PlanReviewVerdict(approved=False)
+    items = cast("Mapping[str, object]", answer).get("answers")
+    if not isinstance(items, list | tuple):
+        return PlanReviewVerdict(approved=False)
+    mine = [
         cast("Mapping[str, object]", item)
         for item in cast("Sequence[object]", items)
         if isinstance(item, Mapping)
+        and cast("Mapping[str, object]", item).get("id") == PLAN_REVIEW_ID
     ]
-    mine = [entry for entry in entries if entry.get("id") == PLAN_REVIEW_ID]
-    custom = mine[0].get("custom") if mine else None
-    feedback = custom if isinstance(custom, str) and not is_blank(custom) else None
-    approved = (
-        len(entries) == len(cast("Sequence[object]", items)) == 1
-        and len(mine) == 1
-        and mine[0].get("selected") == [approve]
-        and "custom" not in mine[0]
-    )
-    return PlanReviewVerdict(approved=approved, feedback=None if approved else feedback)
+    if len(mine) != 1:
+        return PlanReviewVerdict(approved=False)
+    (item,) = mine
+    selected = item.get("selected")
+    # Note: ``selected`` must be a list, as ANS-SEL-1 says; a tuple never approves.
+    if (
+        "custom" not in item
+        and type(selected) is list
+        and len(cast("list[object]", selected)) == 1
+        and type(cast("list[object]", selected)[0]) is str
+        and cast("list[str]", selected)[0] == approve
+    ):
+        return PlanReviewVerdict(approved=True)
+    custom = item.get("custom")
+    feedback = str.__str__(custom) if isinstance(custom, str) and custom else None
+    return PlanReviewVerdict(approved=False, feedback=feedback)
 
 
 async def review_plan(
     service: AskingService,
-    plan: str,
+    plan: object,
     *,
     signal: AbortSignal | None = None,
-    agent: str | None = None,
+    agent: object = None,
     approve: str = "Approve",
     keep: str = "Keep planning",
 ) -> ToolResult:
-    """Run ``exit_plan_mode``: ask for a plan review and tell the model the outcome.
+    """Run ``exit_plan_mode`` for *plan*: ask for a review and tell the model the outcome.
 
-    A dismissal (``ASK_CANCELLED``) is not an error: the model is told to stop
-    and wait. Other failures are ``Error: <message>`` results. Cancellation
-    propagates.
+    A plan without a level-one heading asks nobody and gives
+    ``Error:`` :data:`PLAN_NEEDS_HEADING`. Only an approval is a normal
+    result; keeping planning, a dismissal and other failures are error
+    results. *agent* is passed through untouched (``None`` means none).
+    Cancellation propagates.
+
+    >>> import asyncio
+    >>> from dsh_user_interaction import ScriptedProvider, UserInteractionService
+    >>> service = UserInteractionService()
+    >>> _ = service.register_provider(ScriptedProvider(respond=lambda request: {
+    ...     "answers": [{"id": "plan-review", "selected": [], "custom": "add a rollback step"}]}))
+    >>> asyncio.run(review_plan(service, "# Release\\n1. Tag\\n2. Publish"))
+    ToolResult(text='Error: The user chose to keep planning; their feedback: add a rollback \
+step', is_error=True)
+    >>> asyncio.run(review_plan(service, "1. Tag"))
+    ToolResult(text='Error: exit_plan_mode requires a non-empty markdown plan starting with a # \
+heading', is_error=True)
     """
-    request: AskUserQuestionRequest = {
-        "questions": [plan_review_question(plan, approve=approve, keep=keep)]
-    }
+    if not has_plan_heading(plan):
+        return error_result(PLAN_NEEDS_HEADING)
+    question = plan_review_question(cast("str", plan), approve=approve, keep=keep)
+    request: dict[str, object] = {"questions": [question]}
     if agent is not None:
         request["agent"] = agent
     if signal is not None:
         request["signal"] = signal
+    answer, failure = await ask_through(service, cast("AskUserQuestionRequest[Any]", request))
+    if failure is not None:
+        if getattr(failure, "code", None) == ErrorCode.ASK_CANCELLED:
+            return error_result(PLAN_DISMISSED)
+        return error_result(describe_error(failure))
+    return plan_review_verdict(answer, approve=approve).result()
+
+
+async def exit_plan_mode(
+    service: AskingService,
+    arguments: object,
+    *,
+    signal: AbortSignal | None = None,
+    agent: object = None,
+    max_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+) -> ToolResult:
+    """Run the ``exit_plan_mode`` tool on the model's raw *arguments* (a mapping or JSON text).
+
+    Malformed arguments give one ``Error: <path>: <problem>`` line, as for
+    ``ask_user_question``; then :func:`review_plan` runs on ``plan``.
+
+    >>> import asyncio
+    >>> from dsh_user_interaction import UserInteractionService
+    >>> asyncio.run(exit_plan_mode(UserInteractionService(), '{"plan": 7}'))
+    ToolResult(text='Error: $.plan: expected a string, got number', is_error=True)
+    """
     try:
-        answer = await service.ask(request)
-    except Exception as error:  # noqa: BLE001 - the model gets every failure as text
-        if getattr(error, "code", None) == ErrorCode.ASK_CANCELLED:
-            return ToolResult(PLAN_DISMISSED)
-        return error_result(str(error) or type(error).__name__)
-    return ToolResult(plan_review_verdict(answer, approve=approve).message)
+        plain = read_json(arguments, max_bytes=max_bytes)
+    except JsonError as error:
+        return error_result(str(error))
+    if not isinstance(plain, dict):
+        return error_result(f"$: expected an object, got {json_type(plain)}")
+    fields = cast("dict[str, object]", plain)
+    if "plan" not in fields:
+        return error_result("$.plan: required")
+    plan = fields["plan"]
+    if not isinstance(plan, str):
+        return error_result(f"$.plan: expected a string, got {json_type(plan)}")
+    return await review_plan(service, plan, signal=signal, agent=agent)

@@ -2,35 +2,40 @@
 
 Design notes:
 
-* The tool never raises, except ``CancelledError`` (and interrupts such as
-  ``KeyboardInterrupt``), which propagate. Every other outcome is a
+* The tool never raises, except ``CancelledError``, ``KeyboardInterrupt`` and
+  ``SystemExit``, which propagate. Every other outcome is a
   :class:`ToolResult`: compact JSON on success, one ``Error: <message>`` line
-  on failure.
-* Malformed arguments are reported with the JSON path of the problem, so the
-  model can fix its call. Keys the schema does not name are allowed and
-  ignored; ``detail`` and ``intent`` are never taken from a model.
+  on failure. Note: a provider's ``GeneratorExit`` or a custom
+  ``BaseException`` becomes an error line too; only the interrupts a program
+  relies on to stop pass through.
+* Arguments are read losslessly (:func:`~dsh_user_interaction._json.read_json`):
+  JSON text or a mapping, each container read once, ``NaN`` and ``Infinity``
+  refused. The request is then built from the known keys only (``options`` as
+  the model sent them, extra option keys included), and checked by the same
+  rules as ``ask()`` (:func:`~dsh_user_interaction.request_violations`),
+  worded for a model with the JSON path of the first problem.
+* The answer is re-projected to ``{id, selected, custom?}`` and checked against
+  the tool's output shape even when the service is lenient; what breaks it is
+  ``Error: tool "ask_user_question" returned invalid output: ...``.
 * The returned text always encodes as strict UTF-8: lone surrogates are
   escaped as ``\\udXXX`` inside JSON (as ``JSON.stringify`` does) and replaced
-  with U+FFFD in error text.
+  with U+FFFD in error text. It never holds ``NaN`` or ``Infinity``.
 * The definition is built once and serialises to the same bytes on every call,
   so a prompt prefix that holds it stays cacheable.
 """
 
 from __future__ import annotations
 
-import json
-import re
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, TypedDict, cast
 
 from ._abort import AbortSignal
-from ._types import (
-    AskUserQuestionAnswer,
-    AskUserQuestionItem,
-    AskUserQuestionOption,
-    AskUserQuestionRequest,
-)
+from ._checks import first_request_violation
+from ._json import JsonError, js_stringify, json_path, read_json, replace_surrogates
+from ._types import AskUserQuestionAnswer, AskUserQuestionRequest
+from ._violations import json_type, type_name
 
 __all__ = [
     "ASK_USER_QUESTION_TOOL",
@@ -62,7 +67,8 @@ def _string(description: str) -> dict[str, str]:
     return {"type": "string", "description": description}
 
 
-#: The definition the model sees. Equal to ``spec/schema/tool-input.schema.json``.
+#: The definition the model sees, with the original's text byte for byte.
+#: Equal to ``spec/schema/tool-input.schema.json``.
 ASK_USER_QUESTION_TOOL: Final[ToolDefinition] = {
     "name": "ask_user_question",
     "description": (
@@ -76,35 +82,30 @@ ASK_USER_QUESTION_TOOL: Final[ToolDefinition] = {
         "properties": {
             "questions": {
                 "type": "array",
-                "description": "One or more questions to ask the user.",
+                "description": "Questions to ask the user before continuing.",
                 "items": {
                     "type": "object",
                     "required": ["id", "question"],
                     "properties": {
-                        "id": _string(
-                            "Stable identifier for this question; it is echoed in the answer."
-                        ),
-                        "question": _string("The question to ask the user."),
+                        "id": _string("Stable id for this question; echoed in the answer."),
+                        "question": _string("The specific question to ask the user."),
                         "header": _string(
-                            'Short label shown above the question, such as "Confirm" or '
+                            'Optional short heading for the question, such as "Confirm" or '
                             '"Choose Mode".'
                         ),
                         "options": {
                             "type": "array",
                             "description": (
-                                "Choices to offer. Put a recommended option first and append "
-                                '"(Recommended)" to its label.'
+                                "Optional choices to show the user. If you recommend one, put "
+                                'it first and append "(Recommended)" to that label.'
                             ),
                             "items": {
                                 "type": "object",
                                 "required": ["label"],
                                 "properties": {
-                                    "label": _string(
-                                        "Concise choice text shown to the user and echoed in "
-                                        "the answer."
-                                    ),
+                                    "label": _string("Short user-facing option label."),
                                     "description": _string(
-                                        "One sentence explaining the tradeoff or impact"
+                                        "One sentence explaining the tradeoff or impact."
                                     ),
                                 },
                             },
@@ -112,7 +113,8 @@ ASK_USER_QUESTION_TOOL: Final[ToolDefinition] = {
                         "multi_select": {
                             "type": "boolean",
                             "description": (
-                                "Whether the user may select several options. Defaults to false."
+                                "Whether the user may select more than one option. "
+                                "Defaults to false."
                             ),
                         },
                     },
@@ -123,8 +125,8 @@ ASK_USER_QUESTION_TOOL: Final[ToolDefinition] = {
 }
 
 
-def openai_tool() -> dict[str, Any]:
-    """The definition in the shape OpenAI-style chat APIs expect.
+def openai_tool(definition: ToolDefinition = ASK_USER_QUESTION_TOOL) -> dict[str, Any]:
+    """*definition* in the shape OpenAI-style chat APIs expect.
 
     >>> openai_tool()["function"]["name"]
     'ask_user_question'
@@ -132,23 +134,23 @@ def openai_tool() -> dict[str, Any]:
     return {
         "type": "function",
         "function": {
-            "name": ASK_USER_QUESTION_TOOL["name"],
-            "description": ASK_USER_QUESTION_TOOL["description"],
-            "parameters": ASK_USER_QUESTION_TOOL["input_schema"],
+            "name": definition["name"],
+            "description": definition["description"],
+            "parameters": definition["input_schema"],
         },
     }
 
 
-def anthropic_tool() -> dict[str, Any]:
-    """The definition in the shape Anthropic-style chat APIs expect.
+def anthropic_tool(definition: ToolDefinition = ASK_USER_QUESTION_TOOL) -> dict[str, Any]:
+    """*definition* in the shape Anthropic-style chat APIs expect.
 
     >>> sorted(anthropic_tool())
     ['description', 'input_schema', 'name']
     """
     return {
-        "name": ASK_USER_QUESTION_TOOL["name"],
-        "description": ASK_USER_QUESTION_TOOL["description"],
-        "input_schema": ASK_USER_QUESTION_TOOL["input_schema"],
+        "name": definition["name"],
+        "description": definition["description"],
+        "input_schema": definition["input_schema"],
     }
 
 
@@ -170,163 +172,178 @@ class AskingService(Protocol):
     again here, so a lenient service cannot make the tool crash.
     """
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def ask(self, request: AskUserQuestionRequest[Any]) -> AskUserQuestionAnswer:
         """Ask; see :meth:`~dsh_user_interaction.UserInteractionService.ask`."""
         ...
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def _escape_surrogates(text: str) -> str:
-    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
-
-
 def error_result(message: str) -> ToolResult:
-    """One ``Error: <message>`` line, flagged as an error, always valid UTF-8."""
+    """One ``Error: <message>`` line, flagged as an error, always valid UTF-8.
+
+    Note: a message of several lines is joined into one with spaces (the
+    original keeps the line breaks); an empty one becomes ``unknown error``.
+    """
     line = " ".join(message.splitlines()) or "unknown error"
-    return ToolResult(_SURROGATE.sub("\ufffd", f"Error: {line}"), is_error=True)
+    return ToolResult(replace_surrogates(f"Error: {line}"), is_error=True)
 
 
-class _BadArguments(Exception):
-    pass
+def describe_error(error: BaseException) -> str:
+    """The message of *error*, or its type's name; never raises, always a ``str``.
 
-
-def _type_of(value: object) -> str:
-    match value:
-        case None:
-            return "null"
-        case bool():
-            return "boolean"
-        case int() | float():
-            return "number"
-        case str():
-            return "string"
-        case Mapping():
-            return "object"
-        case list() | tuple():
-            return "array"
-        case _:
-            return type(value).__name__
-
-
-def _expect(value: object, kind: str, path: str) -> None:
-    if _type_of(value) != kind:
-        raise _BadArguments(
-            f"{path}: expected {'an' if kind[0] in 'ao' else 'a'} {kind}, got {_type_of(value)}"
-        )
-
-
-def _parse(arguments: object, max_bytes: int) -> Mapping[str, Any]:
-    if isinstance(arguments, str | bytes):
-        raw = (
-            arguments.encode("utf-8", "surrogatepass") if isinstance(arguments, str) else arguments
-        )
-        if len(raw) > max_bytes:
-            raise _BadArguments(
-                f"$: arguments are {len(raw)} bytes, over the {max_bytes}-byte limit"
-            )
+    Note: an error with an empty message is named by its type (``Error:
+    RuntimeError``), where the original prints ``Error: `` and nothing more.
+    """
+    try:
+        text = str(error)
+    except Exception:  # noqa: BLE001 - a hostile __str__; name the type instead
+        return type_name(error)
+    if type(text) is not str:
         try:
-            parsed: object = json.loads(raw)
-        except (ValueError, RecursionError) as error:
-            raise _BadArguments(f"$: arguments are not valid JSON: {error}") from None
-    else:
-        try:
-            size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-        except (TypeError, ValueError, RecursionError) as error:
-            raise _BadArguments(f"$: arguments must be JSON values: {error}") from None
-        if size > max_bytes:
-            raise _BadArguments(f"$: arguments are {size} bytes, over the {max_bytes}-byte limit")
-        parsed = arguments
-    _expect(parsed, "object", "$")
-    result: Mapping[str, Any] = parsed  # type: ignore[assignment] # checked just above
-    return result
+            text = str.__str__(text)
+        except Exception:  # noqa: BLE001 - __str__ returned a hostile str subclass
+            return type_name(error)
+    return text or type_name(error)
 
 
-def _question(value: object, path: str) -> AskUserQuestionItem:
-    _expect(value, "object", path)
-    source: Mapping[str, Any] = value  # type: ignore[assignment] # checked just above
-    for key in ("id", "question"):
-        if key not in source:
-            raise _BadArguments(f"{path}.{key}: required")
-        _expect(source[key], "string", f"{path}.{key}")
-    item: AskUserQuestionItem = {"id": source["id"], "question": source["question"]}
-    if "header" in source:
-        _expect(source["header"], "string", f"{path}.header")
-        item["header"] = source["header"]
-    if "options" in source:
-        _expect(source["options"], "array", f"{path}.options")
-        options: list[AskUserQuestionOption] = []
-        for number, raw in enumerate(source["options"]):
-            where = f"{path}.options[{number}]"
-            _expect(raw, "object", where)
-            if "label" not in raw:
-                raise _BadArguments(f"{where}.label: required")
-            _expect(raw["label"], "string", f"{where}.label")
-            option: AskUserQuestionOption = {"label": raw["label"]}
-            if "description" in raw:
-                _expect(raw["description"], "string", f"{where}.description")
-                option["description"] = raw["description"]
-            options.append(option)
-        item["options"] = options
-    if "multi_select" in source:
-        _expect(source["multi_select"], "boolean", f"{path}.multi_select")
-        item["multiSelect"] = source["multi_select"]
-    return item
+def _is_interrupt(error: BaseException, task: asyncio.Task[Any] | None) -> bool:
+    """Whether *error* must propagate out of a tool rather than become an error line."""
+    if isinstance(error, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
+        return True
+    # A GeneratorExit thrown into this coroutine by close() (it is being garbage
+    # collected) must propagate; one a provider raised comes back through our task.
+    return isinstance(error, GeneratorExit) and asyncio.current_task() is not task
 
 
-def _request(
-    arguments: Mapping[str, Any], signal: AbortSignal | None, agent: str | None
-) -> AskUserQuestionRequest:
-    if "questions" not in arguments:
-        raise _BadArguments("$.questions: required")
-    raw = arguments["questions"]
-    _expect(raw, "array", "$.questions")
-    questions: list[AskUserQuestionItem] = []
-    first_seen: dict[str, int] = {}
-    for index, value in enumerate(raw):
-        item = _question(value, f"$.questions[{index}]")
-        earlier = first_seen.setdefault(item["id"], index)
-        if earlier != index:
-            raise _BadArguments(
-                f"$.questions[{index}].id: {json.dumps(item['id'])}"
-                f" duplicates $.questions[{earlier}].id"
-            )
-        questions.append(item)
-    request: AskUserQuestionRequest = {"questions": questions}
+async def ask_through(
+    service: AskingService, request: AskUserQuestionRequest[Any]
+) -> tuple[object, BaseException | None]:
+    """Ask *service*: the answer and ``None``, or ``None`` and the error to report."""
+    task = asyncio.current_task()
+    try:
+        return await service.ask(request), None
+    except BaseException as error:
+        if _is_interrupt(error, task):
+            raise
+        return None, error
+
+
+def _build_request(
+    arguments: object, signal: AbortSignal | None, agent: object
+) -> AskUserQuestionRequest[Any]:
+    """The request for plain *arguments*: the known keys only, as the model sent them."""
+    if not isinstance(arguments, dict):
+        return cast("AskUserQuestionRequest[Any]", arguments)  # the checks word the problem
+    fields = cast("dict[str, object]", arguments)
+    request: dict[str, object] = {}
+    if "questions" in fields:
+        raw = fields["questions"]
+        request["questions"] = (
+            [_question(item) for item in cast("list[object]", raw)]
+            if isinstance(raw, list)
+            else raw
+        )
     if agent is not None:
         request["agent"] = agent
     if signal is not None:
         request["signal"] = signal
-    return request
+    return cast("AskUserQuestionRequest[Any]", request)
 
 
-def _answers_of(answer: object) -> object:
-    """The ``answers`` value of a mapping, or ``None``."""
+def _question(raw: object) -> object:
+    if not isinstance(raw, dict):
+        return raw
+    source = cast("dict[str, object]", raw)
+    # Note: the original forwards ``options`` as the model sent them, extra option
+    # keys included; so do we. ``detail``, ``intent`` and unknown keys are dropped.
+    item: dict[str, object] = {key: source[key] for key in _FORWARDED if key in source}
+    if "multi_select" in source:
+        item["multiSelect"] = source["multi_select"]
+    return item
+
+
+_FORWARDED: Final = ("id", "question", "header", "options")
+
+#: How many output problems are named; the rest are counted.
+_PROBLEMS_NAMED: Final = 5
+
+
+def _project(answer: object) -> str | list[str]:
+    """The compact JSON of ``{answers: [{id, selected, custom?}]}``, or the problems."""
+    try:
+        projected = _reproject(answer)
+    except Exception as error:  # noqa: BLE001 - a hostile answer is a broken answer
+        return [f"$: could not be read: {type_name(error)}"]
+    if isinstance(projected, list):
+        return projected
+    try:
+        plain = read_json(projected)
+    except JsonError as error:
+        return [str(error)]
+    problems = _shape_problems(plain)
+    if problems:
+        return problems
+    return js_stringify(plain)
+
+
+def _reproject(answer: object) -> dict[str, object] | list[str]:
+    """Keep ``answers`` and each item's ``id``, ``selected`` and ``custom``, in that order."""
     if not isinstance(answer, Mapping):
-        return None
-    return cast("Mapping[str, object]", answer).get("answers")
-
-
-def _project(answer: object) -> str:
-    """The answer as compact JSON of ``{answers: [{id, selected, custom?}]}``."""
-    items: list[dict[str, object]] = []
-    raw_items = _answers_of(answer)
-    if not isinstance(raw_items, Sequence) or isinstance(raw_items, str):
-        raise _BadArguments("the provider returned an answer without an answers list")
+        return [f"$: expected an object, got {json_type(answer)}"]
+    fields = cast("Mapping[str, object]", answer)
+    if "answers" not in fields:
+        return ["$.answers: required"]
+    raw_items = fields["answers"]
+    if not isinstance(raw_items, list | tuple):
+        return [f"$.answers: expected an array, got {json_type(raw_items)}"]
+    items: list[object] = []
     for raw in cast("Sequence[object]", raw_items):
         if not isinstance(raw, Mapping):
-            raise _BadArguments("the provider returned a malformed answer item")
-        fields = cast("Mapping[str, object]", raw)
-        item: dict[str, object] = {"id": fields.get("id"), "selected": fields.get("selected")}
-        if "custom" in fields:
-            item["custom"] = fields["custom"]
-        items.append(item)
-    try:
-        text = json.dumps({"answers": items}, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError) as error:
-        raise _BadArguments(f"the provider returned an answer that is not JSON: {error}") from None
-    return _escape_surrogates(text)
+            items.append(raw)  # worded by the shape check
+            continue
+        source = cast("Mapping[str, object]", raw)
+        items.append({key: source[key] for key in ("id", "selected", "custom") if key in source})
+    return {"answers": items}
+
+
+def _shape_problems(plain: object) -> list[str]:
+    """Where plain answer data breaks the tool's output schema, at most a few named."""
+    problems: list[str] = []
+    answers = cast("dict[str, list[object]]", plain)["answers"]
+    for index, item in enumerate(answers):
+        here = ("answers", index)
+        if not isinstance(item, dict):
+            problems.append(f"{json_path(here)}: expected an object, got {json_type(item)}")
+            continue
+        fields = cast("dict[str, object]", item)
+        for key in ("id", "selected"):
+            if key not in fields:
+                problems.append(f"{json_path((*here, key))}: required")
+        if "id" in fields and not isinstance(fields["id"], str):
+            problems.append(
+                f"{json_path((*here, 'id'))}: expected a string, got {json_type(fields['id'])}"
+            )
+        selected = fields.get("selected", [])
+        if not isinstance(selected, list):
+            where = json_path((*here, "selected"))
+            problems.append(f"{where}: expected an array, got {json_type(selected)}")
+        else:
+            for number, label in enumerate(cast("list[object]", selected)):
+                if not isinstance(label, str):
+                    where = json_path((*here, "selected", number))
+                    problems.append(f"{where}: expected a string, got {json_type(label)}")
+        if "custom" in fields and not isinstance(fields["custom"], str):
+            where = json_path((*here, "custom"))
+            problems.append(f"{where}: expected a string, got {json_type(fields['custom'])}")
+    return problems
+
+
+def invalid_output(tool: str, problems: Sequence[str]) -> ToolResult:
+    """The error line for an answer that breaks *tool*'s output schema."""
+    named = "; ".join(problems[:_PROBLEMS_NAMED])
+    more = len(problems) - _PROBLEMS_NAMED
+    if more > 0:
+        named += f"; and {more} more"
+    return error_result(f'tool "{tool}" returned invalid output: {named}')
 
 
 async def ask_user_question(
@@ -334,12 +351,14 @@ async def ask_user_question(
     arguments: object,
     *,
     signal: AbortSignal | None = None,
-    agent: str | None = None,
+    agent: object = None,
     max_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
 ) -> ToolResult:
     """Run the tool: parse what the model sent, ask through *service*, report.
 
-    *arguments* is what the model sent: a mapping, or JSON text.
+    *arguments* is what the model sent: a mapping, or JSON text. *agent* is
+    the calling agent, any object, passed through untouched (``None`` means
+    none).
 
     >>> import asyncio
     >>> from dsh_user_interaction import (
@@ -351,17 +370,21 @@ async def ask_user_question(
     ...     service, '{"questions": [{"id": "q", "question": "?", "options": [{"label": "A"}]}]}'))
     ToolResult(text='{"answers":[{"id":"q","selected":["A"]}]}', is_error=False)
     >>> asyncio.run(ask_user_question(service, {"questions": [{"id": 1, "question": "?"}]}))
-    ToolResult(text='Error: $.questions[0].id: expected a string, got number', is_error=True)
+    ToolResult(text='Error: $.questions[0].id: expected a non-empty string, got number', \
+is_error=True)
     """
     try:
-        request = _request(_parse(arguments, max_bytes), signal, agent)
-    except _BadArguments as error:
+        plain = read_json(arguments, max_bytes=max_bytes)
+    except JsonError as error:
         return error_result(str(error))
-    try:
-        answer = await service.ask(request)
-    except Exception as error:  # noqa: BLE001 - the model gets every failure as text
-        return error_result(str(error) or type(error).__name__)
-    try:
-        return ToolResult(_project(answer))
-    except _BadArguments as error:
-        return error_result(str(error))
+    request = _build_request(plain, signal, agent)
+    violation = first_request_violation(request)
+    if violation is not None:
+        return error_result(violation.describe_for_model())
+    answer, failure = await ask_through(service, request)
+    if failure is not None:
+        return error_result(describe_error(failure))
+    text = _project(answer)
+    if isinstance(text, list):
+        return invalid_output(ASK_USER_QUESTION_TOOL["name"], text)
+    return ToolResult(text)

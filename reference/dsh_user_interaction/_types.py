@@ -9,11 +9,12 @@ on every key, so the JSON Schemas in ``spec/schema`` and Hypothesis's
 # Note: no ``from __future__ import annotations`` here. TypedDict reads
 # Required and NotRequired when the class is created, so they must be real.
 from collections.abc import Sequence
-from typing import Literal, NotRequired, Protocol, Required, TypeAlias
+from typing import Any, Generic, Literal, NotRequired, Protocol, Required, TypeAlias
 
 # typing_extensions' TypedDict, so that pydantic can validate these types on
-# Python 3.11 too (it refuses typing.TypedDict before 3.12).
-from typing_extensions import TypedDict
+# Python 3.11 too (it refuses typing.TypedDict before 3.12); its TypeVar, for
+# the PEP 696 default.
+from typing_extensions import ReadOnly, TypedDict, TypeVar
 
 from ._abort import AbortSignal
 
@@ -73,13 +74,25 @@ class AskUserQuestionItem(TypedDict):
     intent: NotRequired[AskUserQuestionIntent]
 
 
-class AskUserQuestionRequest(TypedDict):
-    """What ``ask()`` receives, and what the provider receives unchanged."""
+#: The type of a request's ``agent``: whatever the caller's agent is; ``object``
+#: when not given.
+AgentT_co = TypeVar("AgentT_co", default=object, covariant=True)
+
+
+class AskUserQuestionRequest(TypedDict, Generic[AgentT_co]):
+    """What ``ask()`` receives, and what the provider receives unchanged.
+
+    ``AskUserQuestionRequest[MyAgent]`` types the agent; a plain
+    ``AskUserQuestionRequest`` takes any agent.
+    """
 
     #: The batch, in the order the human sees it. At least one question.
     questions: Required[Sequence[AskUserQuestionItem]]
-    #: Which agent is asking, for display.
-    agent: NotRequired[str]
+    #: The calling agent itself, any object (the original passes its ``Agent``).
+    #: The seam passes it through untouched; a UI may show it, for example by
+    #: its ``name`` attribute or ``str()``. Read-only, so that a request typed
+    #: with a caller's own agent type is a plain request too.
+    agent: NotRequired[ReadOnly[AgentT_co]]
     #: Aborts the ask; see :class:`~dsh_user_interaction.AbortSignal`.
     signal: NotRequired[AbortSignal]
 
@@ -112,7 +125,7 @@ class UserInteractionProvider(Protocol):
     Exactly one provider is registered with a service at a time.
     """
 
-    async def ask(self, request: "AskUserQuestionRequest") -> "AskUserQuestionAnswer":
+    async def ask(self, request: "AskUserQuestionRequest[Any]") -> "AskUserQuestionAnswer":
         """Show *request* to the human and return their answer.
 
         Obligations (see the spec's ``PRV-*`` and ``ANS-*`` requirements):

@@ -1,0 +1,203 @@
+"""Broken rules as data: what was broken, where, and the requirement it breaks.
+
+A violation is found once, by the checks in ``_checks.py``, and then worded
+for whoever reads it: the service's ``BAD_REQUEST`` and ``BAD_ANSWER``
+messages, and the tool's ``Error: $.path: problem`` lines for a model. Every
+quoted value is shortened and no ``repr`` of a caller's object is ever
+called, so a hostile input cannot make a message huge or make the wording
+itself raise.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Final, Literal, cast
+
+__all__ = ["MISSING", "Level", "RequestViolation", "Violation", "json_type", "quote", "type_name"]
+
+Level = Literal["MUST", "SHOULD"]
+
+#: Longer strings are shortened in messages, so a hostile input cannot make them huge.
+QUOTE_LIMIT: Final = 200
+
+
+def quote(value: str) -> str:
+    """*value* JSON-quoted for a message, shortened past :data:`QUOTE_LIMIT` characters.
+
+    >>> quote("a\\nb"), quote("x" * 300)[-20:]
+    ('"a\\\\nb"', '..." (300 characters)')
+    """
+    value = str.__str__(value)  # a str subclass's own methods are never called
+    if len(value) <= QUOTE_LIMIT:
+        return json.dumps(value)
+    return f'{json.dumps(value[:QUOTE_LIMIT])[:-1]}..." ({len(value)} characters)'
+
+
+def type_name(value: object) -> str:
+    """The name of *value*'s type, for messages; never calls the value's own code."""
+    try:
+        return type(value).__name__
+    except Exception:  # noqa: BLE001 - a hostile metaclass; the name is only for a message
+        return "object"
+
+
+class _Missing:
+    """The value of a key that is absent."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: Stands for the value of an absent key in a :class:`RequestViolation`.
+MISSING: Final = _Missing()
+
+#: How each kind a request field must have is named for Python callers and for a model.
+_EXPECTED: Final[dict[str, tuple[str, str]]] = {
+    "mapping": ("a mapping", "an object"),
+    "list": ("a list", "an array"),
+    "non-empty list": ("a non-empty list", "an array"),
+    "string": ("a string", "a string"),
+    "non-empty string": ("a non-empty string", "a non-empty string"),
+    "bool": ("a bool", "a boolean"),
+    "AbortSignal": ("an AbortSignal", "an AbortSignal"),
+}
+
+#: The model-facing spelling of keys whose wire spelling differs.
+_MODEL_KEYS: Final = {"multiSelect": "multi_select"}
+
+
+def json_type(value: object) -> str:
+    """The JSON name of *value*'s type: ``null``, ``boolean``, ``number`` and so on."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type_name(value)
+
+
+def _field(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else step)
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class RequestViolation:
+    """One broken request rule (``REQ-*``), with the path of the field that breaks it.
+
+    >>> violation = RequestViolation(
+    ...     "REQ-MULTI-1", ("questions", 0, "multiSelect"), "bool", "no", question="q")
+    >>> violation.describe()
+    'question "q" (questions[0]): multiSelect must be a bool, got str'
+    >>> violation.describe_for_model()
+    '$.questions[0].multi_select: expected a boolean, got string'
+    """
+
+    #: The requirement ID in ``spec/user-interaction.md``.
+    requirement: str
+    #: Where, from the request: ``("questions", 2, "options", 0, "label")``.
+    path: tuple[str | int, ...]
+    #: What the field must be: ``mapping``, ``list``, ``non-empty list``,
+    #: ``string``, ``non-empty string``, ``bool``, ``AbortSignal``, or ``unique``.
+    expected: str
+    #: The offending value; :data:`MISSING` when the key is absent.
+    value: object = MISSING
+    #: The id of the question, when it has a valid one.
+    question: str | None = None
+    #: For ``unique``: the path of the earlier field it repeats.
+    earlier: tuple[str | int, ...] | None = None
+
+    def _got(self, model: bool) -> str:
+        if self.value is MISSING:
+            return "nothing"
+        if isinstance(self.value, str) and not str.__len__(self.value):
+            return "an empty string"
+        return json_type(self.value) if model else type_name(self.value)
+
+    def describe(self) -> str:
+        """The ``BAD_REQUEST`` message: the location, then the field and the problem.
+
+        The location is ``request`` for a key of the request itself, and for a
+        question ``question "<id>" (questions[<i>])``, or ``questions[<i>]``
+        when it has no valid id (the format ``SVC-ORDER-3`` pins).
+        """
+        path = self.path
+        if len(path) >= 2 and path[0] == "questions" and isinstance(path[1], int):
+            if len(path) == 2:
+                where, field = f"questions[{path[1]}]", ""
+            elif self.question is not None:
+                where, field = f"question {quote(self.question)} (questions[{path[1]}])", ""
+                field = _field(path[2:])
+            else:
+                where, field = f"questions[{path[1]}]", _field(path[2:])
+        else:
+            where, field = "", _field(("request", *path))
+        if self.expected == "unique":
+            if path and path[-1] == "id":
+                problem = "id duplicates an earlier question's id"
+            else:
+                problem = (
+                    f"{field} {quote(cast('str', self.value))} duplicates an earlier option's label"
+                )
+            return f"{where}: {problem}"
+        problem = f"must be {_EXPECTED[self.expected][0]}, got {self._got(model=False)}"
+        if not where:
+            return f"{field} {problem}"
+        if not field:
+            return f"{where} {problem}"
+        return f"{where}: {field} {problem}"
+
+    def model_path(self) -> tuple[str | int, ...]:
+        """The path in the model's vocabulary (``multi_select``, not ``multiSelect``)."""
+        return tuple(_MODEL_KEYS.get(step, step) if isinstance(step, str) else step
+                     for step in self.path)  # fmt: skip
+
+    def describe_for_model(self) -> str:
+        """The tool's wording: ``$.questions[2].multi_select: expected a boolean, got string``."""
+        here = "$" + "".join(
+            f"[{step}]" if isinstance(step, int) else f".{step}" for step in self.model_path()
+        )
+        if self.expected == "unique":
+            earlier = "$" + "".join(
+                f"[{step}]" if isinstance(step, int) else f".{step}"
+                for step in (self.earlier or ())
+            )
+            return f"{here}: {quote(cast('str', self.value))} duplicates {earlier}"
+        if self.value is MISSING:
+            return f"{here}: required"
+        return f"{here}: expected {_EXPECTED[self.expected][1]}, got {self._got(model=True)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken answer rule, with the requirement it breaks.
+
+    >>> Violation("ANS-SEL-3", "MUST", "q1", 'label "X" is not an option').describe()
+    'ANS-SEL-3 (MUST): question "q1": label "X" is not an option'
+    """
+
+    #: The requirement ID in ``spec/user-interaction.md``.
+    requirement: str
+    #: ``MUST`` violations make a strict service raise; ``SHOULD`` ones do not.
+    level: Level
+    #: The id of the question the violation is about; ``None`` for the batch.
+    question: str | None
+    #: What is wrong, naming the field.
+    message: str
+
+    def describe(self) -> str:
+        """One line: the requirement, the question and the problem."""
+        where = f"question {quote(self.question)}: " if self.question is not None else ""
+        return f"{self.requirement} ({self.level}): {where}{self.message}"

@@ -16,10 +16,12 @@ from dsh_user_interaction import (
     answer_violations,
     check_request,
     is_blank,
+    request_violations,
 )
 from dsh_user_interaction_conformance.strategies import (
     InvalidAnswer,
     InvalidRequest,
+    agents,
     invalid_answers,
     invalid_requests,
     requests,
@@ -288,3 +290,125 @@ def test_hostile_answers_give_bounded_reports() -> None:
     assert [v.requirement for v in found] == ["ANS-SEL-2"]
     assert len(found[0].message) < 400
     assert "(5000 characters)" in found[0].message
+
+
+@given(invalid_requests())
+def test_the_first_violation_is_the_bad_request_message(case: InvalidRequest) -> None:
+    """SVC-ORDER-3: BAD_REQUEST is the first of request_violations, worded with its location."""
+    found = request_violations(case.request)
+    if case.code is not ErrorCode.BAD_REQUEST:
+        return
+    assert found, case
+    assert found[0].requirement == case.requirement
+    error = _raised(case.request, has_provider=False)
+    assert error is not None
+    assert str(error) == found[0].describe()
+    assert str(error).startswith(found[0].location() + " ")
+
+
+def test_request_violations_lists_every_problem_in_spec_order() -> None:
+    """REQ-*: every reachable problem, in question order and field order, with its path."""
+    request = {
+        "questions": [
+            {"id": "", "question": 3, "header": 1, "options": [{"label": "a"}, {"label": "a"}]},
+            7,
+            {"id": "q", "question": "?", "multiSelect": "no", "intent": {"kind": 1}},
+        ],
+        "signal": "now",
+        "agent": object(),
+    }
+    found = request_violations(request)
+    assert [(v.requirement, v.path) for v in found] == [
+        ("REQ-SIGNAL-1", ("signal",)),
+        ("REQ-ID-1", ("questions", 0, "id")),
+        ("REQ-TEXT-1", ("questions", 0, "question")),
+        ("REQ-HEADER-1", ("questions", 0, "header")),
+        ("REQ-OPTIONS-3", ("questions", 0, "options", 1, "label")),
+        ("REQ-ITEM-1", ("questions", 1)),
+        ("REQ-MULTI-1", ("questions", 2, "multiSelect")),
+        ("REQ-INTENT-1", ("questions", 2, "intent", "kind")),
+        ("REQ-INTENT-1", ("questions", 2, "intent", "approve")),
+    ]
+    assert [v.describe() for v in found] == [
+        "request.signal must be an AbortSignal, got str",
+        "questions[0]: id must be a non-empty string, got an empty string",
+        "questions[0]: question must be a non-empty string, got int",
+        "questions[0]: header must be a string, got int",
+        'questions[0]: options[1].label "a" duplicates an earlier option\'s label',
+        "questions[1] must be a mapping, got int",
+        'question "q" (questions[2]): multiSelect must be a bool, got str',
+        'question "q" (questions[2]): intent.kind must be a string, got int',
+        'question "q" (questions[2]): intent.approve must be a string, got nothing',
+    ]
+    assert [v.describe_for_model() for v in found] == [
+        "$.signal: expected an AbortSignal, got string",
+        "$.questions[0].id: expected a non-empty string, got an empty string",
+        "$.questions[0].question: expected a non-empty string, got number",
+        "$.questions[0].header: expected a string, got number",
+        '$.questions[0].options[1].label: "a" duplicates $.questions[0].options[0].label',
+        "$.questions[1]: expected an object, got number",
+        "$.questions[2].multi_select: expected a boolean, got string",
+        "$.questions[2].intent.kind: expected a string, got number",
+        "$.questions[2].intent.approve: required",
+    ]
+    assert request_violations({"questions": []}) == []
+    assert [v.describe() for v in request_violations([])] == ["request must be a mapping, got list"]
+    assert [v.describe() for v in request_violations({})] == [
+        "request.questions must be a non-empty list, got nothing"
+    ]
+
+
+@given(agents())
+def test_any_agent_passes_the_checks(agent: object) -> None:
+    """REQ-AGENT-2: the agent is opaque; nothing checks it."""
+    check_request({"questions": [{"id": "q", "question": "?"}], "agent": agent})
+    assert request_violations({"questions": [{"id": "q", "question": "?"}], "agent": agent}) == []
+
+
+def test_unknown_answer_keys_are_bounded_and_never_repred() -> None:
+    """ANS-KEYS-1: at most three keys named, shortened, then a count; a key's repr is never called."""
+
+    class Hostile:
+        def __repr__(self) -> str:
+            raise RuntimeError("repr")
+
+        def __hash__(self) -> int:
+            return 1
+
+    request: AskUserQuestionRequest = {"questions": [{"id": "q", "question": "?"}]}
+    item: dict[object, object] = {"id": "q", "selected": [], "k" * 1_000_000: 1, Hostile(): 2}
+    item.update({f"extra{i}": i for i in range(100_000)})
+    found = answer_violations(request, {"answers": [item], Hostile(): 3})
+    assert [v.requirement for v in found] == ["ANS-KEYS-1", "ANS-KEYS-1"]
+    assert found[0].message == "answer has keys besides answers: a Hostile key"
+    assert len(found[1].message) < 600
+    assert found[1].message.endswith(" and 99999 more")
+    assert "(1000000 characters)" in found[1].message
+
+
+def test_a_hostile_answer_breaks_the_shape_rule_instead_of_raising() -> None:
+    """ANS-SHAPE-1: an answer whose own methods raise is reported, never raised."""
+
+    class Hostile(dict[str, object]):
+        def get(self, key: str, default: object = None) -> object:
+            raise RuntimeError("no")
+
+    request: AskUserQuestionRequest = {"questions": [{"id": "q", "question": "?"}]}
+    (violation,) = answer_violations(request, Hostile(answers=[]))
+    assert violation.requirement == "ANS-SHAPE-1"
+    assert "could not be read" in violation.message
+
+
+def test_tuples_are_not_lists_in_answers() -> None:
+    """ANS-SEL-1 and ANS-SHAPE-1: an answer's lists must be lists, as in the types and in JSON."""
+    request: AskUserQuestionRequest = {
+        "questions": [{"id": "q", "question": "?", "options": [{"label": "A"}]}]
+    }
+    assert [
+        v.requirement
+        for v in answer_violations(request, {"answers": [{"id": "q", "selected": ("A",)}]})
+    ] == ["ANS-SEL-1"]
+    assert [
+        v.requirement
+        for v in answer_violations(request, {"answers": ({"id": "q", "selected": ["A"]},)})
+    ] == ["ANS-SHAPE-1"]

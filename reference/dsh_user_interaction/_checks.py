@@ -91,6 +91,9 @@ class _Stop(Exception):
 class _Scan:
     """One pass over a request's structure (stage 3), in spec order.
 
+    Note: the original checks no structure; ``BAD_REQUEST`` is this spec's, so a
+    malformed request never reaches a UI that would render it wrongly.
+
     With *first_only*, the pass stops at the first violation; otherwise it
     collects every one it can reach (a question that is not a mapping, or
     options that are not a list, hide what is inside them).

@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 #: Containers nested deeper than this are refused; a model never needs more.
+#: Note: the original has no limit; this reader never recurses, and refuses more.
 MAX_DEPTH: Final = 64
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")

@@ -183,6 +183,8 @@ class UserInteractionService:
         """
         if self._registration is not None:
             raise UserInteractionError.of(ErrorCode.DUPLICATE_PROVIDER)
+        # Note: the original returns a bare disposer function; a Registration is
+        # callable like one, and is also a context manager with dispose().
         registration = Registration(provider, self._unregister)
         self._registration = registration
         return registration
@@ -190,6 +192,8 @@ class UserInteractionService:
     def _unregister(self, registration: Registration) -> None:
         if self._registration is registration:
             self._registration = None
+        # Note: the original leaves pending asks waiting on a UI that is gone; here
+        # they raise PROVIDER_DISPOSED, a code of this spec (SVC-DISPOSE-1).
         for call in [call for call in self._calls if call.registration is registration]:
             call.stop(ErrorCode.PROVIDER_DISPOSED)
 
@@ -213,6 +217,8 @@ class UserInteractionService:
             raise RuntimeError(msg)
         call = _Call(task, registration)
         signal = request.get("signal")
+        # Note: the original relies on the provider to notice the signal, so an ask
+        # to one that ignores it never settles; here the service stops it (SVC-ABORT-1).
         remove = (
             signal.add_listener(lambda _signal: call.stop(ErrorCode.ASK_ABORTED))
             if signal is not None
@@ -244,11 +250,13 @@ class UserInteractionService:
                 # the caller asked to stop, so the cancellation wins (SVC-CANCEL-1).
                 raise asyncio.CancelledError
             if call.cancelled and call.interrupt is not None:
-                # Rule 4: it swallowed the interrupt and answered late.
+                # Rule 4: it swallowed the interrupt and answered late. Note: the
+                # answer loses, but stays on the error, so it is never dropped.
                 raise UserInteractionError.of(call.interrupt, answer=answer)
         finally:
             remove()
             self._calls.discard(call)
+        # Note: the original never checks answers; a strict service does (SVC-STRICT-1).
         if self._strict:
             violations = must_violations(request, answer)
             if violations:

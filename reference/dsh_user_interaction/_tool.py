@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 #: Arguments larger than this many bytes of JSON are refused (configurable per call).
+#: Note: the original has no limit; a runaway model must not make a harness hold
+#: or forward megabytes.
 DEFAULT_MAX_ARGUMENT_BYTES: Final = 64 * 1024
 
 
@@ -182,6 +184,8 @@ def error_result(message: str) -> ToolResult:
 
     Note: a message of several lines is joined into one with spaces (the
     original keeps the line breaks); an empty one becomes ``unknown error``.
+    Note: lone surrogates become U+FFFD, where the original writes them as they
+    are, so the text always encodes as strict UTF-8.
     """
     line = " ".join(message.splitlines()) or "unknown error"
     return ToolResult(replace_surrogates(f"Error: {line}"), is_error=True)
@@ -378,6 +382,8 @@ is_error=True)
     except JsonError as error:
         return error_result(str(error))
     request = _build_request(plain, signal, agent)
+    # Note: the original lists every schema problem; the first one, with its
+    # JSON path, is one precise line the model can act on.
     violation = first_request_violation(request)
     if violation is not None:
         return error_result(violation.describe_for_model())

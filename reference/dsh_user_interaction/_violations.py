@@ -126,38 +126,44 @@ class RequestViolation:
             return "an empty string"
         return json_type(self.value) if model else type_name(self.value)
 
-    def describe(self) -> str:
-        """The ``BAD_REQUEST`` message: the location, then the field and the problem.
-
-        The location is ``request`` for a key of the request itself, and for a
-        question ``question "<id>" (questions[<i>])``, or ``questions[<i>]``
-        when it has no valid id (the format ``SVC-ORDER-3`` pins).
-        """
+    def _where(self) -> tuple[str, str]:
+        """The question part of the location, and the field inside it."""
         path = self.path
         if len(path) >= 2 and path[0] == "questions" and isinstance(path[1], int):
             if len(path) == 2:
-                where, field = f"questions[{path[1]}]", ""
-            elif self.question is not None:
-                where, field = f"question {quote(self.question)} (questions[{path[1]}])", ""
-                field = _field(path[2:])
-            else:
-                where, field = f"questions[{path[1]}]", _field(path[2:])
-        else:
-            where, field = "", _field(("request", *path))
-        if self.expected == "unique":
-            if path and path[-1] == "id":
-                problem = "id duplicates an earlier question's id"
-            else:
-                problem = (
-                    f"{field} {quote(cast('str', self.value))} duplicates an earlier option's label"
-                )
-            return f"{where}: {problem}"
-        problem = f"must be {_EXPECTED[self.expected][0]}, got {self._got(model=False)}"
+                return f"questions[{path[1]}]", ""
+            if self.question is not None:
+                return f"question {quote(self.question)} (questions[{path[1]}])", _field(path[2:])
+            return f"questions[{path[1]}]", _field(path[2:])
+        return "", _field(("request", *path))
+
+    def location(self) -> str:
+        """Where the problem is, as a ``BAD_REQUEST`` message starts (``SVC-ORDER-3``).
+
+        ``request.<key>`` for a key of the request (``request`` for the request
+        itself); ``questions[<i>]`` for a question that is not a mapping; and
+        for a field of a question, ``question "<id>" (questions[<i>]): <field>``,
+        or ``questions[<i>]: <field>`` when the question has no valid id.
+
+        >>> RequestViolation("REQ-OPTIONS-1", ("questions", 1, "options", 0, "label"),
+        ...                  "non-empty string", None, question="q").location()
+        'question "q" (questions[1]): options[0].label'
+        """
+        where, field = self._where()
         if not where:
-            return f"{field} {problem}"
-        if not field:
-            return f"{where} {problem}"
-        return f"{where}: {field} {problem}"
+            return field
+        return f"{where}: {field}" if field else where
+
+    def describe(self) -> str:
+        """The ``BAD_REQUEST`` message: the :meth:`location`, then the problem."""
+        where, field = self._where()
+        if self.expected == "unique":
+            if self.path and self.path[-1] == "id":
+                return f"{where}: id duplicates an earlier question's id"
+            label = quote(cast("str", self.value))
+            return f"{where}: {field} {label} duplicates an earlier option's label"
+        problem = f"must be {_EXPECTED[self.expected][0]}, got {self._got(model=False)}"
+        return f"{self.location()} {problem}"
 
     def model_path(self) -> tuple[str | int, ...]:
         """The path in the model's vocabulary (``multi_select``, not ``multiSelect``)."""

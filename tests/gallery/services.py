@@ -226,6 +226,38 @@ class IgnoresCancellation(Wrapped):
                 await asyncio.sleep(0.01)
 
 
+class StringAgentsOnly(Wrapped):
+    """Insists that the agent is a name, as spec 1.1.0 did (REQ-AGENT-1, withdrawn)."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        if "agent" in request and not isinstance(request["agent"], str):
+            msg = f"request.agent must be a string, got {type(request['agent']).__name__}"
+            raise UserInteractionError(msg, ErrorCode.BAD_REQUEST)
+        return await self.inner.ask(request)
+
+
+class NamesTheAgent(Wrapped):
+    """Hands the provider the agent's name instead of the agent itself."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        if "agent" in request and not isinstance(request["agent"], str):
+            request["agent"] = str(request["agent"])  # type: ignore[typeddict-readonly-mutated]
+        return await self.inner.ask(request)
+
+
+class VagueLocation(Wrapped):
+    """Names the field of a BAD_REQUEST but not where it is (no question, no index)."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        try:
+            return await self.inner.ask(request)
+        except UserInteractionError as error:
+            if error.code is ErrorCode.BAD_REQUEST:
+                _, _, detail = str(error).partition(": ")
+                raise UserInteractionError(detail or str(error), ErrorCode.BAD_REQUEST) from None
+            raise
+
+
 BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     # It reports the wrong stage for empty, malformed and bad-intent requests alike.
     "provider-check-first": (ProviderCheckFirst, "SVC-ORDER-2|SVC-ORDER-3|SVC-ORDER-4"),
@@ -242,4 +274,7 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "loses-same-tick-cancel": (LosesSameTickCancel, "SVC-CANCEL-1"),
     "ignores-cancellation": (IgnoresCancellation, "SVC-CANCEL-1"),
     "asks-before-checking": (AsksBeforeChecking, "SVC-PASS-1"),
+    "string-agents-only": (StringAgentsOnly, "REQ-AGENT-2"),
+    "names-the-agent": (NamesTheAgent, "REQ-AGENT-2"),
+    "vague-location": (VagueLocation, "SVC-ORDER-3"),
 }

@@ -6,6 +6,8 @@ they never count as a subject's passes.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import pickle
 import sys
 from collections.abc import Callable
@@ -28,6 +30,94 @@ _CODES: Final = frozenset(
         "ASK_CANCELLED", "BAD_REQUEST", "BAD_ANSWER", "PROVIDER_DISPOSED",
     }
 )  # fmt: skip
+
+
+_NESTING: Final = st.tuples(st.integers(1, 3), st.integers(1, 4), st.booleans())
+_BAD_SECONDS: Final = st.sampled_from(
+    [
+        (float("nan"), ValueError),
+        (-1, ValueError),
+        (True, TypeError),
+        ("1", TypeError),
+        (None, TypeError),
+    ]
+)
+
+
+@check(
+    "binding-abort-any",
+    "ABT-ANY-1", "ABT-TIMEOUT-1", "ABT-REPORT-1",
+    kind="binding",
+)  # fmt: skip
+def binding_abort_any(draw: Draws, setup: Setup) -> Scenario:
+    """Dependents of any() keep their sources alive; timeouts are checked; errors are reported."""
+    depth, width, via_timeout = draw(_NESTING, "nesting, sources, a timeout among them")
+    source = draw(st.integers(0, width - 1), "the source that aborts")
+    seconds, refusal = draw(_BAD_SECONDS, "a bad timeout")
+
+    async def scenario(example: Example) -> None:
+        controllers = [AbortController() for _ in range(width)]
+        signals = [c.signal for c in controllers]
+        if via_timeout:
+            signals.append(AbortSignal.timeout(0.01))
+        combined = AbortSignal.any(signals)
+        for _ in range(depth - 1):
+            combined = AbortSignal.any([combined])
+        del signals
+        gc.collect()
+        example.judge("ABT-ANY-1")
+        if via_timeout:
+            async with asyncio.timeout(max(setup.bound, 0.5)):
+                while not combined.aborted:
+                    await asyncio.sleep(0.005)
+                    gc.collect()
+            example.verify(
+                "ABT-ANY-1",
+                isinstance(combined.reason, TimeoutError),
+                lambda: f"a dependent of a timeout aborted with {combined.reason!r}",
+            )
+        else:
+            controllers[source].abort(f"source {source}")
+            example.verify(
+                "ABT-ANY-1",
+                combined.aborted and combined.reason == f"source {source}",
+                lambda: f"a dependent {depth} deep took {combined.reason!r} from source {source}",
+            )
+        example.verify(
+            "ABT-ANY-1",
+            all(c.signal.listener_count == 0 for c in controllers),
+            "the sources still hold something for an aborted dependent",
+        )
+        example.judge("ABT-TIMEOUT-1")
+        try:
+            AbortSignal.timeout(seconds)  # type: ignore[arg-type] # wrong on purpose
+        except refusal as error:
+            text = str(error)
+            example.verify(
+                "ABT-TIMEOUT-1",
+                "seconds" in text,
+                lambda: f"the refusal {text!r} does not name seconds",
+            )
+        except Exception as error:  # noqa: BLE001 - judged here
+            example.fail("ABT-TIMEOUT-1", f"timeout({seconds!r}) raised {error!r}, not {refusal}")
+        else:
+            example.fail("ABT-TIMEOUT-1", f"timeout({seconds!r}) was accepted")
+        controller = AbortController()
+        controller.signal.add_listener(lambda _signal: 1 / 0)
+        hook = sys.unraisablehook
+        reported: list[object] = []
+        sys.unraisablehook = reported.append
+        try:
+            controller.abort()
+        finally:
+            sys.unraisablehook = hook
+        example.verify(
+            "ABT-REPORT-1",
+            len(reported) == 1 and type(reported[0]).__name__ == "UnraisableHookArgs",
+            lambda: f"the listener's error was reported as {reported!r}",
+        )
+
+    return scenario
 
 
 @check("binding-abort-signal", "ABT-ONCE-1", "ABT-ISOLATE-1", "ABT-REMOVE-1", kind="binding")

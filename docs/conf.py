@@ -43,6 +43,7 @@ nitpicky = True
 nitpick_ignore = [
     ("py:class", "dsh_user_interaction_conformance._subject.F"),
     ("py:class", "Responder"),
+    ("py:class", "dsh_user_interaction._types.AgentT_co"),
 ] + [
     ("py:class", f"dsh_user_interaction_conformance._engine.{name}")
     for name in ("Draws", "Setup", "Scenario", "FailureRecord")

@@ -412,3 +412,23 @@ def test_tuples_are_not_lists_in_answers() -> None:
         v.requirement
         for v in answer_violations(request, {"answers": ({"id": "q", "selected": ["A"]},)})
     ] == ["ANS-SHAPE-1"]
+
+
+def test_bad_request_messages_are_bounded() -> None:
+    """SVC-ORDER-3: a 1 MB id or label is shortened in the message; the location stays exact."""
+    huge = "i" * 1_000_000
+    request = {"questions": [{"id": huge, "question": "?"}, {"id": huge, "question": "?"}]}
+    error = _raised(request, has_provider=False)
+    assert error is not None
+    assert error.code is ErrorCode.BAD_REQUEST
+    assert len(str(error)) < 600
+    assert str(error).endswith(
+        "(1000000 characters) (questions[1]): id duplicates an earlier question's id"
+    )
+    label = "l" * 1_000_000
+    options = [{"label": label}, {"label": label}]
+    error = _raised(
+        {"questions": [{"id": "q", "question": "?", "options": options}]}, has_provider=False
+    )
+    assert error is not None
+    assert len(str(error)) < 600

@@ -177,7 +177,7 @@ _MALFORMED: list[tuple[object, str]] = [
 
 @pytest.mark.parametrize(("arguments", "text"), _MALFORMED)
 def test_malformed_arguments_name_the_path_and_the_problem(arguments: object, text: str) -> None:
-    """TOOL-ARGS-1: one error line with a JSON path, and the provider is never asked."""
+    """TOOL-ARGS-1 and TOOL-ARGS-3: one error line with a JSON path; the provider is never asked."""
     provider = Recording()
     assert call(service_with(provider), arguments) == ToolResult(text, is_error=True)
     assert provider.seen == []

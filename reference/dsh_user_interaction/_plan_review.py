@@ -251,7 +251,7 @@ async def review_plan(
     """Run ``exit_plan_mode`` for *plan*: ask for a review and tell the model the outcome.
 
     A plan without a level-one heading asks nobody and gives
-    ``Error:`` :data:`PLAN_NEEDS_HEADING`. Only an approval is a normal
+    ``Error:`` and ``PLAN_NEEDS_HEADING``. Only an approval is a normal
     result; keeping planning, a dismissal and other failures are error
     results. *agent* is passed through untouched (``None`` means none).
     Cancellation propagates.

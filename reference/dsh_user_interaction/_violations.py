@@ -107,12 +107,13 @@ class RequestViolation:
 
     #: The requirement ID in ``spec/user-interaction.md``.
     requirement: str
-    #: Where, from the request: ``("questions", 2, "options", 0, "label")``.
+    #: The path of the field from the request, such as
+    #: ``("questions", 2, "options", 0, "label")``.
     path: tuple[str | int, ...]
-    #: What the field must be: ``mapping``, ``list``, ``non-empty list``,
-    #: ``string``, ``non-empty string``, ``bool``, ``AbortSignal``, or ``unique``.
+    #: What the field must be, one of ``mapping``, ``list``, ``non-empty list``,
+    #: ``string``, ``non-empty string``, ``bool``, ``AbortSignal`` and ``unique``.
     expected: str
-    #: The offending value; :data:`MISSING` when the key is absent.
+    #: The offending value; ``MISSING`` when the key is absent.
     value: object = MISSING
     #: The id of the question, when it has a valid one.
     question: str | None = None

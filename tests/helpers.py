@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
-from dsh_user_interaction import AskUserQuestionRequest
+from dsh_user_interaction import AbortSignal, AskUserQuestionRequest
 
 T = TypeVar("T")
 
@@ -35,6 +35,10 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(bounded())
 
 
-def one_question(question_id: str = "q") -> AskUserQuestionRequest:
-    """A minimal well-formed request."""
-    return {"questions": [{"id": question_id, "question": "Proceed?"}]}
+def one_question(
+    question_id: str = "q", *, signal: AbortSignal | None = None
+) -> AskUserQuestionRequest:
+    """A minimal well-formed request, with *signal* if given."""
+    if signal is None:
+        return {"questions": [{"id": question_id, "question": "Proceed?"}]}
+    return {"questions": [{"id": question_id, "question": "Proceed?"}], "signal": signal}

@@ -243,9 +243,8 @@ def test_an_ask_on_any_of_a_timeout_and_a_user_signal_ends_with_the_timeout() ->
         service = UserInteractionService()
         service.register_provider(Ignoring())
         user = AbortController()
-        request = one_question()
         combined = AbortSignal.any([AbortSignal.timeout(0.05), user.signal])
-        request["signal"] = combined
+        request = one_question(signal=combined)
         gc.collect()
         async with collecting():
             outcome = await settle(service.ask(request))

@@ -42,7 +42,7 @@ from .helpers import run
 def test_the_question_is_the_original_exit_plan_mode_question() -> None:
     """PLAN-Q-1: every field, byte for byte, and it passes the seam's checks."""
     question = plan_review_question("# Plan\n1. Do it")
-    assert question == {
+    assert dict(question) == {
         "id": "plan-review",
         "header": "Plan review",
         "question": "Approve this plan and leave plan mode?",
@@ -59,7 +59,7 @@ def test_the_question_is_the_original_exit_plan_mode_question() -> None:
 def test_custom_labels_and_refusals() -> None:
     """PLAN-Q-1: labels are configurable; an empty plan or equal labels are refused."""
     question = plan_review_question("p", approve="Ship it", keep="Not yet")
-    assert question.get("intent") == {"kind": "plan-review", "approve": "Ship it"}
+    assert dict(question.get("intent") or {}) == {"kind": "plan-review", "approve": "Ship it"}
     with pytest.raises(ValueError, match="non-empty"):
         plan_review_question("")
     with pytest.raises(ValueError, match="distinct"):

@@ -37,8 +37,7 @@ def test_scripted_abort_clears_the_queue_and_the_listener() -> None:
     async def main() -> None:
         provider = ScriptedProvider()
         controller = AbortController()
-        request = one_question()
-        request["signal"] = controller.signal
+        request = one_question(signal=controller.signal)
         task = asyncio.ensure_future(settle(provider.ask(request)))
         pending = await provider.next_ask()
         assert pending.request is request
@@ -59,10 +58,9 @@ def test_scripted_pre_aborted_shows_nothing() -> None:
 
     async def main() -> None:
         provider = ScriptedProvider()
-        request = one_question()
         controller = AbortController()
         controller.abort()
-        request["signal"] = controller.signal
+        request = one_question(signal=controller.signal)
         outcome = await settle(provider.ask(request))
         assert isinstance(outcome, UserInteractionError)
         assert outcome.code is ErrorCode.ASK_ABORTED

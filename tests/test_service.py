@@ -165,8 +165,7 @@ def test_abort_while_waiting_settles_promptly_even_when_ignored(delay_steps: int
         provider = Ignoring()
         service.register_provider(provider)
         controller = AbortController()
-        request = one_question()
-        request["signal"] = controller.signal
+        request = one_question(signal=controller.signal)
         task = asyncio.ensure_future(settle(service.ask(request)))
         for _ in range(delay_steps + 1):
             await asyncio.sleep(0)
@@ -195,8 +194,7 @@ def test_an_answer_already_returned_stands() -> None:
         provider = ScriptedProvider()
         service.register_provider(provider)
         controller = AbortController()
-        request = one_question()
-        request["signal"] = controller.signal
+        request = one_question(signal=controller.signal)
         answer = answer_of(answer_selected("q"))
         task = asyncio.ensure_future(service.ask(request))
         (await provider.next_ask()).answer(answer)
@@ -220,8 +218,7 @@ def test_an_abort_from_inside_the_provider_after_its_answer_does_not_win() -> No
     async def main() -> None:
         service = UserInteractionService()
         service.register_provider(AbortsThenAnswers())
-        request = one_question()
-        request["signal"] = controller.signal
+        request = one_question(signal=controller.signal)
         answer = await service.ask(request)
         assert answer == {"answers": [{"id": "q", "selected": []}]}
         await asyncio.sleep(0)  # a leftover cancellation would strike here
@@ -246,8 +243,7 @@ def test_a_provider_that_swallows_the_abort_keeps_its_answer_on_the_error() -> N
         service = UserInteractionService()
         service.register_provider(Stubborn())
         controller = AbortController()
-        request = one_question()
-        request["signal"] = controller.signal
+        request = one_question(signal=controller.signal)
         task = asyncio.ensure_future(settle(service.ask(request)))
         await asyncio.sleep(0)
         controller.abort()
@@ -293,8 +289,7 @@ def test_caller_cancellation_propagates_unchanged(order: str) -> None:
         provider = Ignoring()
         registration = service.register_provider(provider)
         controller = AbortController()
-        request = one_question()
-        request["signal"] = controller.signal
+        request = one_question(signal=controller.signal)
         task = asyncio.ensure_future(service.ask(request))
         await asyncio.sleep(0)
         for step in order.split("-then-"):

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import re
-import typing
 from pathlib import Path
 from typing import Any, NotRequired, Required, get_args, get_origin, get_type_hints
 
 import jsonschema
 import pytest
+
+# typing_extensions' versions see through ReadOnly (PEP 705) on Python 3.11 too.
+import typing_extensions
 from hypothesis import given
 from hypothesis import strategies as st
+from typing_extensions import ReadOnly
 
 import dsh_user_interaction
 from dsh_user_interaction import (
@@ -109,16 +112,31 @@ def test_schemas_match_the_typed_dicts(cls: type, path: tuple[str, str | None]) 
 TYPES = {str: "string", bool: "boolean"}
 
 
+def test_request_types_are_read_only_for_providers() -> None:
+    """PRV-MUTATE-1 in the types: every key a provider receives is ReadOnly; answers are not."""
+    for cls in (
+        AskUserQuestionRequest,
+        AskUserQuestionItem,
+        AskUserQuestionOption,
+        PlanReviewIntent,
+    ):
+        for key, hint in get_type_hints(cls, include_extras=True).items():
+            assert get_origin(get_args(hint)[0]) is ReadOnly, f"{cls.__name__}.{key}"
+    for answer_cls in (AskUserQuestionAnswer, AskUserQuestionAnswerItem):
+        for key, hint in get_type_hints(answer_cls, include_extras=True).items():
+            assert get_origin(get_args(hint)[0]) is not ReadOnly, f"{answer_cls.__name__}.{key}"
+
+
 def test_scalar_types_match() -> None:
     """Scalar keys have the same JSON type as their Python annotation."""
     schema = load("request.schema.json")
     for cls, name in [(AskUserQuestionItem, "question"), (AskUserQuestionOption, "option")]:
-        hints = get_type_hints(cls)
+        hints = typing_extensions.get_type_hints(cls)  # without ReadOnly
         for key, hint in hints.items():
             if hint in TYPES:
                 assert schema["$defs"][name]["properties"][key]["type"] == TYPES[hint], key
-    assert get_args(get_type_hints(PlanReviewIntent)["kind"]) == ("plan-review",)
-    assert typing.get_origin(get_type_hints(AskUserQuestionAnswerItem)["selected"]) is list
+    assert get_args(typing_extensions.get_type_hints(PlanReviewIntent)["kind"]) == ("plan-review",)
+    assert get_origin(get_type_hints(AskUserQuestionAnswerItem)["selected"]) is list
 
 
 @given(requests())

@@ -371,7 +371,7 @@ _multi_select: Final = st.sampled_from((None, False, True, True))
 
 
 def _draw_question(draw: st.DrawFn, question_id: str | None) -> AskUserQuestionItem:
-    item: AskUserQuestionItem = {
+    item: dict[str, object] = {
         "id": question_id if question_id is not None else draw(_labels),
         "question": draw(_labels),
     }
@@ -389,7 +389,7 @@ def _draw_question(draw: st.DrawFn, question_id: str | None) -> AskUserQuestionI
         item["detail"] = draw(_labels)
     elif draw(_booleans):
         item["detail"] = draw(_hostile)
-    return item
+    return cast("AskUserQuestionItem", item)
 
 
 @st.composite

@@ -35,18 +35,18 @@ class AskUserQuestionOption(TypedDict):
 
     #: What the human picks, and what the answer echoes back, exactly.
     #: Non-empty, and unique within its question.
-    label: Required[str]
+    label: Required[ReadOnly[str]]
     #: One sentence on the trade-off or impact of this choice.
-    description: NotRequired[str]
+    description: NotRequired[ReadOnly[str]]
 
 
 class PlanReviewIntent(TypedDict):
     """Marks a question as the review of a plan, so a UI may show a plan card."""
 
     #: The kind of review; the only kind the spec defines.
-    kind: Required[Literal["plan-review"]]
+    kind: Required[ReadOnly[Literal["plan-review"]]]
     #: The option label that means "approved"; it must be one of the labels.
-    approve: Required[str]
+    approve: Required[ReadOnly[str]]
 
 
 #: Every intent kind the spec defines. Unknown kinds still pass the generic
@@ -58,20 +58,20 @@ class AskUserQuestionItem(TypedDict):
     """One question in a batch."""
 
     #: Stable id, echoed in the answer. Non-empty and unique in the batch.
-    id: Required[str]
+    id: Required[ReadOnly[str]]
     #: The question the human reads. Non-empty.
-    question: Required[str]
+    question: Required[ReadOnly[str]]
     #: Long-form material under review (for example a plan, in Markdown).
     #: Required, and non-empty, when ``intent`` is present.
-    detail: NotRequired[str]
+    detail: NotRequired[ReadOnly[str]]
     #: A short tag such as "Confirm" or "Choose Mode".
-    header: NotRequired[str]
+    header: NotRequired[ReadOnly[str]]
     #: The choices. Absent or empty means the question takes custom text only.
-    options: NotRequired[Sequence[AskUserQuestionOption]]
+    options: NotRequired[ReadOnly[Sequence[AskUserQuestionOption]]]
     #: Whether several labels may be selected. Absent means ``False``.
-    multiSelect: NotRequired[bool]
+    multiSelect: NotRequired[ReadOnly[bool]]
     #: What the question is for, so a UI can specialise its presentation.
-    intent: NotRequired[AskUserQuestionIntent]
+    intent: NotRequired[ReadOnly[AskUserQuestionIntent]]
 
 
 #: The type of a request's ``agent``: whatever the caller's agent is; ``object``
@@ -87,14 +87,14 @@ class AskUserQuestionRequest(TypedDict, Generic[AgentT_co]):
     """
 
     #: The batch, in the order the human sees it. At least one question.
-    questions: Required[Sequence[AskUserQuestionItem]]
+    questions: Required[ReadOnly[Sequence[AskUserQuestionItem]]]
     #: The calling agent itself, any object (the original passes its ``Agent``).
     #: The seam passes it through untouched; a UI may show it, for example by
     #: its ``name`` attribute or ``str()``. Read-only, so that a request typed
     #: with a caller's own agent type is a plain request too.
     agent: NotRequired[ReadOnly[AgentT_co]]
     #: Aborts the ask; see :class:`~dsh_user_interaction.AbortSignal`.
-    signal: NotRequired[AbortSignal]
+    signal: NotRequired[ReadOnly[AbortSignal]]
 
 
 class AskUserQuestionAnswerItem(TypedDict):

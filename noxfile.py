@@ -105,7 +105,11 @@ def screenshots(session: nox.Session) -> None:
 
 @nox.session(python="3.11", default=False)
 def fuzz(session: nox.Session) -> None:
-    """Fuzz the tool; ``nox -s fuzz -- 1000000`` for a million inputs. Not part of CI."""
+    """Fuzz the tool with seeded hostile inputs; ``nox -s fuzz -- 1000000`` for a million.
+
+    ``-- COUNT --seed S`` repeats a run, ``-- --seed S --index I`` replays one input,
+    and ``--stop-on-first`` stops at the first failure. Not part of CI.
+    """
     _install(session)
     session.run("python", "fuzz/fuzz_tool.py", *session.posargs)
 

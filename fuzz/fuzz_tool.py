@@ -775,15 +775,15 @@ def _size_case(rng: random.Random) -> tuple[str, object, Expect]:
             return "size/under-mapping", under, "not-size-refused"
         case 3:
             return "size/under-text", json.dumps(under), "not-size-refused"
-        case 4:  # items() shows nothing; d["questions"] is over the limit
+        case 4:  # items() shows nothing; d["questions"] is over the limit but never read
             return "size/items-hide", HostileDict(over, ("items:hide",)), "refused"
-        case 5:  # items() adds a huge entry that nothing reads
-            return "size/items-pad", HostileDict(small, ("items:pad",)), "not-size-refused"
-        case 6:  # d["questions"] returns a huge list that items() never shows
-            return "size/getitem-lie", HostileDict(small, ("getitem:lie",)), "refused"
-        case 7:  # the second iteration of questions yields a huge hidden question
+        case 5:  # items() adds a huge entry: the tool reads items(), so that is what it sizes
+            return "size/items-pad", HostileDict(small, ("items:pad",)), "refused"
+        case 6:  # d["questions"] returns a huge list, but the tool reads items() only
+            return "size/getitem-lie", HostileDict(small, ("getitem:lie",)), "not-size-refused"
+        case 7:  # a second iteration would yield a huge question; the tool iterates once
             questions = HostileList([{"id": "q", "question": "?"}], (), [_oversized_question()])
-            return "size/iter-hidden", {"questions": questions}, "refused"
+            return "size/iter-hidden", {"questions": questions}, "not-size-refused"
         case _:  # bytes whose len() claims one byte
             raw = json.dumps(over).encode()
             return "size/len-lie", HostileBytes(raw, ("len:lie",)), "refused"
@@ -1338,6 +1338,8 @@ def _check_success(text: str, case: Case | None) -> Finding | None:
         return Finding(f"success shape: {problem}", _short(text))
     plain = _unpaired(cast("_Pairs", parsed))
     canonical = _escape_surrogates(json.dumps(plain, ensure_ascii=False, separators=(",", ":")))
+    # As JSON.stringify writes it, but for U+0085, U+2028 and U+2029, escaped to keep one line.
+    canonical = re.sub("[\x85\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}", canonical)
     if _ESCAPED_PAIR.sub(_join_pair, text) != canonical:
         return Finding("success is not compact JSON as JSON.stringify writes it", _short(text))
     if case is None:
@@ -1357,7 +1359,7 @@ _QUESTION_KEYS: Final = frozenset({"id", "question", "header", "options", "multi
 
 
 def _check_forwarded(case: Case) -> Finding | None:
-    """TOOL-ARGS-2: the provider sees only the keys the schema names, and the caller's own."""
+    """TOOL-ARGS-2: the provider sees the question keys the schema names, and the caller's own."""
     for raw in cast("list[object]", case.provider.requests):
         if type(raw) is not dict:
             return Finding("the provider got a request that is not a dict", type(raw).__name__)
@@ -1378,14 +1380,11 @@ def _check_forwarded(case: Case) -> Finding | None:
             options = fields.get("options", [])
             if type(options) is not list:
                 return Finding("the provider got options that are not a list", "")
+            # Options go on as the model sent them, extra option keys included, as
+            # plain data (TOOL-ARGS-2).
             for option in cast("list[object]", options):
-                if type(option) is not dict or not cast("dict[str, object]", option).keys() <= {
-                    "label",
-                    "description",
-                }:
-                    return Finding(
-                        "the provider got an option with keys the schema does not name", ""
-                    )
+                if type(option) is not dict:
+                    return Finding("the provider got an option that is not a dict", "")
     return None
 
 

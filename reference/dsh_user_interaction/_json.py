@@ -39,6 +39,8 @@ __all__ = [
 MAX_DEPTH: Final = 64
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+#: Characters that ``str.splitlines`` breaks on and JSON leaves unescaped.
+_LINE_BREAKS: Final = re.compile("[\x85\u2028\u2029]")
 
 
 def _escape_surrogates(text: str) -> str:
@@ -63,7 +65,7 @@ def js_quote(value: str) -> str:
 
 
 def js_stringify(value: object) -> str:
-    """Plain JSON *value* as compact ``JSON.stringify`` text (no spaces).
+    """Plain JSON *value* as compact ``JSON.stringify`` text (no spaces), on one line.
 
     *value* must be data that :func:`read_json` returns, or the like; a
     non-finite number raises ``ValueError`` instead of writing ``NaN``.
@@ -72,7 +74,9 @@ def js_stringify(value: object) -> str:
     {"answers":[{"id":"é","selected":[]}]}
     """
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return _escape_surrogates(text)
+    # Note: JSON.stringify writes U+0085, U+2028 and U+2029 raw; they are escaped
+    # here, so the text is one line for every reader (the same JSON data).
+    return _LINE_BREAKS.sub(lambda match: f"\\u{ord(match.group()):04x}", _escape_surrogates(text))
 
 
 def json_path(path: tuple[str | int, ...]) -> str:
@@ -134,20 +138,16 @@ def read_json(value: object, *, max_bytes: int | None = None) -> object:
     dsh_user_interaction._json.JsonError: $.a[0]: NaN is not a JSON number
     """
     if isinstance(value, str | bytes | bytearray):
-        text = value
+        # The plain text, copied without calling any method a subclass overrides.
+        text: str | bytes = (
+            _plain_str(value) if isinstance(value, str) else memoryview(value).tobytes()
+        )
         if max_bytes is not None:
-            size = (
-                len(_plain_str(text).encode("utf-8", "surrogatepass"))
-                if isinstance(text, str)
-                else len(text)
-            )
+            size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
             if size > max_bytes:
                 raise JsonError((), f"arguments are {size} bytes, over the {max_bytes}-byte limit")
         try:
-            parsed: object = json.loads(
-                _plain_str(text) if isinstance(text, str) else bytes(text),
-                parse_constant=_NonFinite,
-            )
+            parsed: object = json.loads(text, parse_constant=_NonFinite)
         except RecursionError:
             raise JsonError((), "arguments are not valid JSON: nested too deeply") from None
         except ValueError as error:

@@ -187,12 +187,14 @@ def error_result(message: str) -> ToolResult:
     Note: lone surrogates become U+FFFD, where the original writes them as they
     are, so the text always encodes as strict UTF-8.
     """
-    line = " ".join(message.splitlines()) or "unknown error"
+    line = " ".join(message.splitlines())
+    if not line.strip():
+        line = "unknown error"
     return ToolResult(replace_surrogates(f"Error: {line}"), is_error=True)
 
 
 def describe_error(error: BaseException) -> str:
-    """The message of *error*, or its type's name; never raises, always a ``str``.
+    """The message of *error*, or its type's name if it is blank; never raises, always a ``str``.
 
     Note: an error with an empty message is named by its type (``Error:
     RuntimeError``), where the original prints ``Error: `` and nothing more.
@@ -206,7 +208,7 @@ def describe_error(error: BaseException) -> str:
             text = str.__str__(text)
         except Exception:  # noqa: BLE001 - __str__ returned a hostile str subclass
             return type_name(error)
-    return text or type_name(error)
+    return text if text.strip() else type_name(error)
 
 
 def _is_interrupt(error: BaseException, task: asyncio.Task[Any] | None) -> bool:

@@ -48,3 +48,17 @@ def test_the_core_imports_no_test_or_validation_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_type_is_a_deprecated_alias_of_type_text() -> None:
+    """The behaviour action Type, renamed TypeText, still resolves, with a DeprecationWarning."""
+    import pytest
+
+    import dsh_user_interaction_conformance as suite
+
+    with pytest.warns(DeprecationWarning, match="use TypeText"):
+        alias = suite.Type  # type: ignore[attr-defined]
+    assert alias is suite.TypeText
+    assert "Type" not in suite.__all__
+    with pytest.raises(AttributeError):
+        suite.Nonexistent  # type: ignore[attr-defined]  # noqa: B018

@@ -34,7 +34,7 @@ from dsh_user_interaction_conformance import (
     Nothing,
     Pick,
     Skip,
-    Type,
+    TypeText,
     expected_answer,
 )
 from dsh_user_interaction_conformance.strategies import (
@@ -184,7 +184,7 @@ def test_multi_select_questions_often_get_several_labels() -> None:
             several["questions"] += 1
             if question.get("multiSelect") is True and len(question.get("options", ())) >= 2:
                 several["multi"] += 1
-                labels_picked = action.labels if isinstance(action, Pick | Type) else ()
+                labels_picked = action.labels if isinstance(action, Pick | TypeText) else ()
                 several["picked"] += len(labels_picked) >= 2
 
     collect()
@@ -200,7 +200,7 @@ def _check_action(
     if isinstance(action, Skip):
         assert capabilities.can_skip
         return
-    assert isinstance(action, Pick | Type)
+    assert isinstance(action, Pick | TypeText)
     assert len(set(action.labels)) == len(action.labels)
     assert set(action.labels) <= set(offered)
     if isinstance(action, Pick):

@@ -5,13 +5,15 @@ tests with :func:`run_suite`, or through the pytest plugin. The strategies in
 :mod:`dsh_user_interaction_conformance.strategies` are public too.
 """
 
+from typing import TYPE_CHECKING
+
 from ._behaviour import Action as Action
 from ._behaviour import Behaviour as Behaviour
 from ._behaviour import Dismiss as Dismiss
 from ._behaviour import Nothing as Nothing
 from ._behaviour import Pick as Pick
 from ._behaviour import Skip as Skip
-from ._behaviour import Type as Type
+from ._behaviour import TypeText as TypeText
 from ._behaviour import expected_answer as expected_answer
 from ._capabilities import Capabilities as Capabilities
 from ._engine import CHECKS as CHECKS
@@ -64,7 +66,7 @@ __all__ = [
     "Skip",
     "Subject",
     "SubjectFactory",
-    "Type",
+    "TypeText",
     "expected_answer",
     "reference_service",
     "reference_subject",
@@ -72,3 +74,22 @@ __all__ = [
     "run_suite",
     "with_capabilities",
 ]
+
+
+if not TYPE_CHECKING:
+    # Hidden from type checkers, so that they flag the deprecated name and a typo
+    # of any other still fails.
+    def __getattr__(name: str) -> object:
+        # ``Type`` was renamed ``TypeText`` in 0.3.0, since it shadowed ``typing.Type``.
+        if name == "Type":
+            import warnings  # noqa: PLC0415 - only on the deprecated path
+
+            warnings.warn(
+                "dsh_user_interaction_conformance.Type is deprecated; use TypeText "
+                "(Type will be removed in 0.4.0)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return TypeText
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)

@@ -25,7 +25,7 @@ __all__ = [
     "Nothing",
     "Pick",
     "Skip",
-    "Type",
+    "TypeText",
     "expected_answer",
 ]
 
@@ -38,8 +38,12 @@ class Pick:
 
 
 @dataclass(frozen=True, slots=True)
-class Type:
-    """Type custom *text*; on a multi-select, also pick *labels* ("pick and type")."""
+class TypeText:
+    """Type custom *text*; on a multi-select, also pick *labels* ("pick and type").
+
+    Named ``Type`` before 0.3.0; that name still works for one release, with a
+    ``DeprecationWarning``, since it shadowed :class:`typing.Type`.
+    """
 
     text: str
     labels: tuple[str, ...] = ()
@@ -61,7 +65,7 @@ class Nothing:
 
 
 #: What the human does with one question.
-Action: TypeAlias = Pick | Type | Skip
+Action: TypeAlias = Pick | TypeText | Skip
 #: What the human does with a whole request.
 Behaviour: TypeAlias = tuple[Action, ...] | Dismiss | Nothing
 
@@ -76,7 +80,7 @@ def expected_answer(
 
     >>> request = {"questions": [{"id": "q", "question": "Which?", "multiSelect": True,
     ...            "options": [{"label": "a"}, {"label": "b"}]}]}
-    >>> expected_answer(request, [Type("and c", ("b", "a"))])
+    >>> expected_answer(request, [TypeText("and c", ("b", "a"))])
     {'answers': [{'id': 'q', 'selected': ['a', 'b'], 'custom': 'and c'}]}
     """
     items: list[AskUserQuestionAnswerItem] = []
@@ -84,12 +88,12 @@ def expected_answer(
         order = {option["label"]: rank for rank, option in enumerate(question.get("options", ()))}
         labels: tuple[str, ...]
         match action:
-            case Pick(labels=labels) | Type(labels=labels):
+            case Pick(labels=labels) | TypeText(labels=labels):
                 selected = sorted(labels, key=lambda label: order[label])
             case Skip():
                 selected = []
         item: AskUserQuestionAnswerItem = {"id": question["id"], "selected": selected}
-        if isinstance(action, Type):
+        if isinstance(action, TypeText):
             item["custom"] = action.text
         items.append(item)
     return {"answers": items}

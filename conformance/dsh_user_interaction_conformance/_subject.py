@@ -7,15 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from dsh_user_interaction import (
-    AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionRequest,
+    ProviderRegistration,
     ScriptedProvider,
     UserInteractionProvider,
+    UserInteractionSeam,
     UserInteractionService,
 )
 
-from ._behaviour import Behaviour, Dismiss, Nothing, Skip, Type
+from ._behaviour import Behaviour, Dismiss, Nothing, Skip, TypeText
 from ._capabilities import Capabilities
 
 __all__ = [
@@ -49,7 +50,7 @@ class Driver(Protocol):
         """Wait until *request* is on screen, then do *behaviour*.
 
         *behaviour* is a tuple with one action per question (``Pick``,
-        ``Type``, ``Skip``), or ``Dismiss()`` for the whole batch, or
+        ``TypeText``, ``Skip``), or ``Dismiss()`` for the whole batch, or
         ``Nothing()``, which only waits until the request is shown.
         """
         ...
@@ -76,21 +77,10 @@ class Subject:
     aclose: Callable[[], Awaitable[object]] | None = None
 
 
-class ServiceRegistration(Protocol):
-    """What a service's ``register_provider`` returns: a disposer, also a context manager."""
-
-    def __call__(self) -> None: ...
-    def dispose(self) -> None: ...
-    def __enter__(self) -> object: ...
-    def __exit__(self, *exc_info: object) -> object: ...
-
-
-class Service(Protocol):
-    """The structural type of a service under test: ``register_provider`` and ``ask``."""
-
-    def register_provider(self, provider: UserInteractionProvider, /) -> ServiceRegistration: ...
-
-    async def ask(self, request: AskUserQuestionRequest, /) -> AskUserQuestionAnswer: ...
+#: What a service's ``register_provider`` returns; the reference's protocol.
+ServiceRegistration = ProviderRegistration
+#: The structural type of a service under test; the reference's protocol.
+Service = UserInteractionSeam
 
 
 #: Builds a fresh subject, synchronously or as a coroutine. The suite calls it
@@ -166,7 +156,7 @@ class ScriptedDriver:
             # A UI lists picked labels as it shows them: in option order.
             picked = [label for label in offered if label in action.labels]
             item: AskUserQuestionAnswerItem = {"id": question["id"], "selected": picked}
-            if isinstance(action, Type):
+            if isinstance(action, TypeText):
                 item["custom"] = action.text
             items.append(item)
         pending.answer({"answers": items})

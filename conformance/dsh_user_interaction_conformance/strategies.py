@@ -51,7 +51,7 @@ from dsh_user_interaction import (
     is_blank,
 )
 
-from ._behaviour import Action, Behaviour, Dismiss, Nothing, Pick, Skip, Type, expected_answer
+from ._behaviour import Action, Behaviour, Dismiss, Nothing, Pick, Skip, TypeText, expected_answer
 from ._capabilities import Capabilities
 
 __all__ = [
@@ -758,8 +758,8 @@ def _draw_action(
         return Pick(_draw_labels(draw, offered, multi))
     text = draw(_custom_texts)
     if kind == _PICK_AND_TYPE:
-        return Type(text, _draw_labels(draw, offered, multi))
-    return Type(text)
+        return TypeText(text, _draw_labels(draw, offered, multi))
+    return TypeText(text)
 
 
 def _draw_actions(

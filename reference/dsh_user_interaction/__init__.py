@@ -12,6 +12,8 @@ from ._builders import answer_custom as answer_custom
 from ._builders import answer_of as answer_of
 from ._builders import answer_selected as answer_selected
 from ._builders import answer_skipped as answer_skipped
+from ._builders import option_of as option_of
+from ._builders import question_of as question_of
 from ._checks import RequestViolation as RequestViolation
 from ._checks import Violation as Violation
 from ._checks import answer_violations as answer_violations
@@ -27,6 +29,7 @@ from ._scripted import Responder as Responder
 from ._scripted import ScriptedProvider as ScriptedProvider
 from ._service import Registration as Registration
 from ._service import UserInteractionService as UserInteractionService
+from ._types import AskingService as AskingService
 from ._types import AskUserQuestionAnswer as AskUserQuestionAnswer
 from ._types import AskUserQuestionAnswerItem as AskUserQuestionAnswerItem
 from ._types import AskUserQuestionIntent as AskUserQuestionIntent
@@ -34,7 +37,9 @@ from ._types import AskUserQuestionItem as AskUserQuestionItem
 from ._types import AskUserQuestionOption as AskUserQuestionOption
 from ._types import AskUserQuestionRequest as AskUserQuestionRequest
 from ._types import PlanReviewIntent as PlanReviewIntent
+from ._types import ProviderRegistration as ProviderRegistration
 from ._types import UserInteractionProvider as UserInteractionProvider
+from ._types import UserInteractionSeam as UserInteractionSeam
 from ._validating import ValidatingProvider as ValidatingProvider
 from ._version import SPEC_VERSION as SPEC_VERSION
 from ._version import __version__ as __version__
@@ -51,16 +56,19 @@ __all__ = [
     "AskUserQuestionItem",
     "AskUserQuestionOption",
     "AskUserQuestionRequest",
+    "AskingService",
     "ErrorCode",
     "HarnessError",
     "PendingAsk",
     "PlanReviewIntent",
+    "ProviderRegistration",
     "Registration",
     "RequestViolation",
     "Responder",
     "ScriptedProvider",
     "UserInteractionError",
     "UserInteractionProvider",
+    "UserInteractionSeam",
     "UserInteractionService",
     "ValidatingProvider",
     "Violation",
@@ -72,5 +80,7 @@ __all__ = [
     "answer_violations",
     "check_request",
     "is_blank",
+    "option_of",
+    "question_of",
     "request_violations",
 ]

@@ -1,14 +1,68 @@
-"""Small builders for answers, for provider authors and tests.
+"""Small builders for questions and answers, for callers, provider authors and tests.
 
-They build well-formed items; they do not check labels against a request (use
-:func:`~dsh_user_interaction.answer_violations` for that).
+They build the typed dicts, so code that builds a question or an option apart
+from the request literal needs no annotation (a dict literal assigned to a
+plain variable is inferred as ``dict[str, str]``, which no TypedDict accepts).
+They do not check the rules (use :func:`~dsh_user_interaction.check_request`
+and :func:`~dsh_user_interaction.answer_violations` for that).
 """
 
 from __future__ import annotations
 
-from ._types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+from collections.abc import Iterable
+from typing import cast
 
-__all__ = ["answer_custom", "answer_of", "answer_selected", "answer_skipped"]
+from ._types import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+    AskUserQuestionOption,
+)
+
+__all__ = [
+    "answer_custom",
+    "answer_of",
+    "answer_selected",
+    "answer_skipped",
+    "option_of",
+    "question_of",
+]
+
+
+def option_of(label: str, description: str | None = None) -> AskUserQuestionOption:
+    """One option, with its *description* if given.
+
+    >>> option_of("Safe", "Slower, but reversible")
+    {'label': 'Safe', 'description': 'Slower, but reversible'}
+    """
+    if description is None:
+        return {"label": label}
+    return {"label": label, "description": description}
+
+
+def question_of(
+    question_id: str,
+    question: str,
+    options: Iterable[str | AskUserQuestionOption] = (),
+    *,
+    header: str | None = None,
+    detail: str | None = None,
+    multi_select: bool | None = None,
+) -> AskUserQuestionItem:
+    """One question; each option is a label or an :func:`option_of`.
+
+    >>> question_of("mode", "Which mode?", ["Fast", option_of("Safe", "Reversible")])
+    {'id': 'mode', 'question': 'Which mode?', 'options': [{'label': 'Fast'}, \
+{'label': 'Safe', 'description': 'Reversible'}]}
+    """
+    item: dict[str, object] = {"id": question_id, "question": question}
+    built = [option_of(o) if isinstance(o, str) else o for o in options]
+    if built:
+        item["options"] = built
+    for key, value in (("header", header), ("detail", detail), ("multiSelect", multi_select)):
+        if value is not None:
+            item[key] = value
+    return cast("AskUserQuestionItem", item)  # built key by key from typed arguments
 
 
 def answer_selected(question_id: str, *labels: str) -> AskUserQuestionAnswerItem:

@@ -29,12 +29,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, TypedDict, cast
+from typing import Any, Final, TypedDict, cast
 
 from ._abort import AbortSignal
 from ._checks import first_request_violation
 from ._json import JsonError, js_stringify, json_path, read_json, replace_surrogates
-from ._types import AskUserQuestionAnswer, AskUserQuestionRequest
+from ._types import AskingService, AskUserQuestionRequest
 from ._violations import json_type, type_name
 
 __all__ = [
@@ -164,19 +164,6 @@ class ToolResult:
     text: str
     #: Whether the call failed.
     is_error: bool = False
-
-
-class AskingService(Protocol):
-    """The part of a service the tool needs: an async ``ask``.
-
-    :class:`~dsh_user_interaction.UserInteractionService` is one; so is any
-    object with a compatible ``ask`` coroutine method. Its answer is checked
-    again here, so a lenient service cannot make the tool crash.
-    """
-
-    async def ask(self, request: AskUserQuestionRequest[Any]) -> AskUserQuestionAnswer:
-        """Ask; see :meth:`~dsh_user_interaction.UserInteractionService.ask`."""
-        ...
 
 
 def error_result(message: str) -> ToolResult:

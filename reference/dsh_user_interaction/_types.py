@@ -9,6 +9,7 @@ on every key, so the JSON Schemas in ``spec/schema`` and Hypothesis's
 # Note: no ``from __future__ import annotations`` here. TypedDict reads
 # Required and NotRequired when the class is created, so they must be real.
 from collections.abc import Sequence
+from types import TracebackType
 from typing import Any, Generic, Literal, NotRequired, Protocol, Required, TypeAlias
 
 # typing_extensions' TypedDict, so that pydantic can validate these types on
@@ -25,8 +26,11 @@ __all__ = [
     "AskUserQuestionItem",
     "AskUserQuestionOption",
     "AskUserQuestionRequest",
+    "AskingService",
     "PlanReviewIntent",
+    "ProviderRegistration",
     "UserInteractionProvider",
+    "UserInteractionSeam",
 ]
 
 
@@ -139,4 +143,55 @@ class UserInteractionProvider(Protocol):
           ``UserInteractionError`` with ``ASK_CANCELLED``.
         * When cancelled, clean up and let ``CancelledError`` propagate.
         """
+        ...
+
+
+class AskingService(Protocol):
+    """Anything with an async ``ask``: what the tools need of a service.
+
+    :class:`~dsh_user_interaction.UserInteractionService` is one; so is any
+    object with a compatible ``ask`` coroutine method.
+    """
+
+    async def ask(self, request: "AskUserQuestionRequest[Any]", /) -> "AskUserQuestionAnswer":
+        """Ask; see :meth:`~dsh_user_interaction.UserInteractionService.ask`."""
+        ...
+
+
+class ProviderRegistration(Protocol):
+    """What ``register_provider`` returns: a disposer, also a context manager.
+
+    Calling it, calling ``dispose()`` or leaving its ``with`` block
+    unregisters the provider (``SVC-REG-1``); a second disposal does nothing.
+    """
+
+    def __call__(self) -> None:
+        """Unregister the provider."""
+        ...
+
+    def dispose(self) -> None:
+        """Unregister the provider."""
+        ...
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(
+        self,
+        exc_type: "type[BaseException] | None",
+        exc_value: "BaseException | None",
+        traceback: "TracebackType | None",
+        /,
+    ) -> object: ...
+
+
+class UserInteractionSeam(AskingService, Protocol):
+    """The structural type of a service: ``register_provider`` and ``ask``.
+
+    :class:`~dsh_user_interaction.UserInteractionService` is one; a
+    third-party service typed only by this protocol type-checks wherever the
+    package takes a service (``run_suite``, the tools).
+    """
+
+    def register_provider(self, provider: UserInteractionProvider, /) -> ProviderRegistration:
+        """Register *provider*; raise ``DUPLICATE_PROVIDER`` while one is registered."""
         ...

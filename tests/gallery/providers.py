@@ -25,7 +25,7 @@ from dsh_user_interaction_conformance import (
     Dismiss,
     Nothing,
     Subject,
-    Type,
+    TypeText,
 )
 
 Answer = dict[str, Any]
@@ -148,7 +148,7 @@ class FlawedDriver:
             offered = [o["label"] for o in question.get("options", ())]
             labels = getattr(action, "labels", ())
             item: Answer = {"id": question["id"], "selected": [x for x in offered if x in labels]}
-            if isinstance(action, Type):
+            if isinstance(action, TypeText):
                 item["custom"] = action.text
             items.append(item)
         if not entry.future.done():

@@ -7,7 +7,7 @@ package's protocols, as an implementer outside this project would write them.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, assert_type
+from typing import Any, Self, assert_type
 
 from hypothesis import strategies as st
 
@@ -129,7 +129,7 @@ class ThirdPartyRegistration:
     def dispose(self) -> None:
         return None
 
-    def __enter__(self) -> ThirdPartyRegistration:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -15,7 +15,8 @@ Both are single-pass and linear in questions x options.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Final, cast
+from dataclasses import dataclass
+from typing import Any, Final, cast
 
 from typing_extensions import TypeIs
 
@@ -285,6 +286,27 @@ def check_request(request: object, *, has_provider: bool = True) -> None:
     >>> code_and_message({"questions": [{"id": "q", "question": "Ship?", "multiSelect": "no"}]})
     'BAD_REQUEST: question "q" (questions[0]): multiSelect must be a bool, got str'
     """
+    checked_request(request, has_provider=has_provider)
+
+
+def checked_request(request: object, *, has_provider: bool = True) -> RequestIndex | None:
+    """:func:`check_request`, returning the fast path's index when it accepted the request.
+
+    The service passes the index on to :func:`strict_answer_violations`.
+    """
+    index = _fast_request(request)
+    if index is not None:
+        # Well-formed, with sound intents, questions and a signal that has not
+        # aborted: of the five stages only the last can still fail.
+        if not has_provider:
+            raise UserInteractionError.of(ErrorCode.NO_PROVIDER)
+        return index
+    full_check_request(request, has_provider=has_provider)
+    return None
+
+
+def full_check_request(request: object, *, has_provider: bool = True) -> None:
+    """The five stages by the full rules, without the fast path."""
     if _is_mapping(request):
         # SVC-ORDER-1
         signal = request.get("signal")
@@ -515,3 +537,161 @@ def bad_answer(answer: object, violations: Sequence[Violation]) -> UserInteracti
 def must_violations(request: AskUserQuestionRequest, answer: object) -> list[Violation]:
     """The ``MUST`` violations only: the ones that make an answer unusable."""
     return [v for v in answer_violations(request, answer) if v.level == "MUST"]
+
+
+# ---------------------------------------------------------------------------
+# Fast accept paths
+#
+# Accept-only shortcuts for the common case: plain dicts, lists and strings that
+# keep every rule. They never reject and never word anything: on the first
+# thing they do not expect they return None (or False), and the full rules
+# above decide, so errors and their order are the full rules' alone. A
+# differential property test (tests/test_fast_paths.py) proves that whatever
+# they accept, the full rules accept too.
+# ---------------------------------------------------------------------------
+
+#: Per question, in order: the question, its options object, the labels by
+#: position (``None`` without options), and whether it is multi-select.
+_IndexEntry = tuple[dict[str, object], object, "dict[str, int] | None", bool]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestIndex:
+    """What the fast request pass learnt, for the answer pass to reuse."""
+
+    #: The questions list the pass read.
+    questions: list[object]
+    #: One entry per question.
+    entries: list[_IndexEntry]
+
+
+# The exact types the fast paths accept, typed as ``type[Any]`` so that the
+# checkers do not narrow to ``dict[Unknown, Unknown]`` and the like: the paths
+# read values only after an exact ``type(...) is`` test.
+_DICT: Final[type[Any]] = dict
+_LIST: Final[type[Any]] = list
+_STR: Final[type[Any]] = str
+_BOOL: Final[type[Any]] = bool
+_SIGNAL: Final[type[Any]] = AbortSignal
+
+
+def _fast_request(request: Any) -> RequestIndex | None:  # noqa: ANN401 - read by type() alone
+    """The index of a plainly well-formed request, or ``None`` to let the full rules decide."""
+    if type(request) is not _DICT:
+        return None
+    questions = request.get("questions")
+    if type(questions) is not _LIST or not questions:
+        return None
+    signal = request.get("signal")
+    if signal is not None and (type(signal) is not _SIGNAL or signal.aborted):
+        return None
+    seen: set[str] = set()
+    entries: list[_IndexEntry] = []
+    question: Any
+    for question in questions:
+        if type(question) is not _DICT:
+            return None
+        question_id = question.get("id")
+        text = question.get("question")
+        if (
+            type(question_id) is not _STR
+            or not question_id
+            or question_id in seen
+            or type(text) is not _STR
+            or not text
+        ):
+            return None
+        seen.add(question_id)
+        if ("header" in question and type(question["header"]) is not _STR) or (
+            "detail" in question and type(question["detail"]) is not _STR
+        ):
+            return None
+        options = question.get("options")
+        labels: dict[str, int] | None = None
+        if options is not None:
+            if type(options) is not _LIST:
+                return None
+            labels = {}
+            for number, option in enumerate(options):
+                if type(option) is not _DICT:
+                    return None
+                label = option.get("label")
+                if type(label) is not _STR or not label or label in labels:
+                    return None
+                if "description" in option and type(option["description"]) is not _STR:
+                    return None
+                labels[label] = number
+        elif "options" in question:
+            return None  # an explicit None: the full rules word it
+        multi = question.get("multiSelect", False)
+        if type(multi) is not _BOOL:
+            return None
+        if "intent" in question:
+            intent = question["intent"]
+            if (
+                type(intent) is not _DICT
+                or type(intent.get("kind")) is not _STR
+                or type(approve := intent.get("approve")) is not _STR
+                or labels is None
+                or approve not in labels
+                or not question.get("detail")
+            ):
+                return None
+        entries.append((question, options, labels, multi))
+    return RequestIndex(questions, entries)
+
+
+def _fast_answer(request: Any, answer: Any, index: RequestIndex) -> bool:  # noqa: ANN401 - as above
+    """Whether *answer* plainly keeps every ``MUST`` rule; ``False`` lets the rules decide."""
+    if type(answer) is not _DICT or len(answer) != 1:
+        return False
+    items = answer.get("answers")
+    entries = index.entries
+    if type(items) is not _LIST or len(items) != len(entries):
+        return False
+    # The index is the request as it was checked; if the request's questions or
+    # options are not the same objects any more, the full rules read it again.
+    if type(request) is not _DICT or request.get("questions") is not index.questions:
+        return False
+    for (question, options, labels, multi), item in zip(entries, items, strict=True):
+        if type(item) is not _DICT or question.get("options") is not options:
+            return False
+        item_id = item.get("id")
+        selected = item.get("selected")
+        if type(item_id) is not _STR or item_id != question["id"] or type(selected) is not _LIST:
+            return False
+        has_custom = "custom" in item
+        if len(item) != (3 if has_custom else 2):
+            return False  # a key besides id, selected and custom
+        if has_custom:
+            custom = item["custom"]
+            if type(custom) is not _STR or is_blank(custom):
+                return False
+        if not selected:
+            continue
+        if labels is None:
+            return False
+        if multi:
+            last = -1
+            for label in selected:
+                position = labels.get(label) if type(label) is _STR else None
+                if position is None or position <= last:
+                    return False  # unknown, repeated or out of order: the rules say which
+                last = position
+        elif (
+            has_custom
+            or len(selected) != 1
+            or type(selected[0]) is not _STR
+            or selected[0] not in labels
+        ):
+            return False
+    return True
+
+
+def strict_answer_violations(
+    request: AskUserQuestionRequest, answer: object, index: RequestIndex | None = None
+) -> list[Violation]:
+    """:func:`must_violations`, with the fast path first when *index* is given."""
+    if index is not None and _fast_answer(request, answer, index):
+        return []
+    return must_violations(request, answer)

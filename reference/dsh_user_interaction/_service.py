@@ -36,7 +36,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import final
 
-from ._checks import bad_answer, check_request, must_violations
+from ._checks import bad_answer, checked_request, strict_answer_violations
 from ._errors import MESSAGES, ErrorCode, UserInteractionError
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
 
@@ -208,7 +208,7 @@ class UserInteractionService:
         as ``ASK_CANCELLED``, propagate unchanged, and so does cancellation.
         """
         registration = self._registration
-        check_request(request, has_provider=registration is not None)
+        index = checked_request(request, has_provider=registration is not None)
         if registration is None:  # pragma: no cover - check_request raised
             raise UserInteractionError.of(ErrorCode.NO_PROVIDER)
         task = asyncio.current_task()
@@ -258,7 +258,7 @@ class UserInteractionService:
             self._calls.discard(call)
         # Note: the original never checks answers; a strict service does (SVC-STRICT-1).
         if self._strict:
-            violations = must_violations(request, answer)
+            violations = strict_answer_violations(request, answer, index)
             if violations:
                 raise bad_answer(answer, violations)
         return answer

@@ -129,3 +129,10 @@ def bench(session: nox.Session) -> None:
     _install(session)
     session.install("pydantic", "matplotlib", "pyinstrument")
     session.run("python", "-m", "bench", *session.posargs, env={"PYTHONPATH": os.getcwd()})
+
+
+@nox.session(python="3.11", default=False)
+def soak(session: nox.Session) -> None:
+    """100,000 concurrent asks under random interrupts (``-- ASKS --seed S``). Not part of CI."""
+    _install(session)
+    session.run("python", "-m", "bench.soak", *session.posargs, env={"PYTHONPATH": os.getcwd()})

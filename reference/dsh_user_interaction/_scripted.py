@@ -12,7 +12,21 @@ Invariants:
 * When the request's signal aborts, the ask raises ``ASK_ABORTED`` and leaves
   the queue (the UI is cleared).
 * Settling an ask twice raises :class:`asyncio.InvalidStateError`, so a
-  driver never believes an answer went through when it did not.
+  driver never believes an answer went through when it did not. Settling an
+  ask that an abort, a disposal or a cancellation has already ended raises it
+  too.
+* An answer :meth:`PendingAsk.answer` accepts is never dropped: the answer
+  wins. The call resumes one loop step after ``answer()``, and whatever lands
+  in between (the signal aborts, :meth:`ScriptedProvider.dispose`, or the
+  call is cancelled) the call returns the accepted answer. A cancellation is
+  how a service interrupts its provider for an abort or a disposal, so
+  through a service the service's rules then decide: its abort or disposal
+  still wins and keeps the answer on the error as ``error.answer``
+  (``SVC-ABORT-3``), and a caller's cancellation still propagates
+  (``SVC-CANCEL-1``). Used without a service, a call cancelled in that step
+  returns the answer, and the cancellation request stays counted in
+  ``Task.cancelling()``. A dismissal or a rejection that a cancellation
+  overtakes in the same way gives way to it: the cancellation propagates.
 """
 
 from __future__ import annotations
@@ -168,6 +182,15 @@ class ScriptedProvider:
                 waiter.set_result(None)
         try:
             return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled() and future.exception() is None:
+                # Note: the only cancellation this provider does not re-raise. The
+                # human answered before it landed, and the answer was accepted, so
+                # it is handed on rather than dropped. Nothing uncancels the task:
+                # whoever cancelled it (a service, an asyncio.timeout) still sees
+                # the request in Task.cancelling() and decides what wins.
+                return future.result()
+            raise
         finally:
             remove()
             self._pending.remove(pending)

@@ -56,7 +56,7 @@ _EDITS = st.sampled_from(
 def _edit(request: AskUserQuestionRequest, edit: str, where: int) -> Any:
     edited: Any = copy.deepcopy(dict(request))
     question = edited["questions"][where % len(edited["questions"])]
-    options = question.get("options") or []
+    options: list[Any] = question.get("options") or []
     match edit:
         case "empty id":
             question["id"] = ""

@@ -187,11 +187,11 @@ def test_empty_questions_beats_structure_but_not_abort() -> None:
 
 
 def test_bad_request_names_question_by_id_and_index() -> None:
-    """SVC-ORDER-3: the message names the question and the field, hostile ids quoted."""
-    request = {"questions": [_question(), {"id": "\u202eevil", "question": "x", "header": 3}]}
+    """SVC-ORDER-3: the message names the question and the field, ids quoted as JSON.stringify does."""
+    request = {"questions": [_question(), {"id": "\u202eevil\n", "question": "x", "header": 3}]}
     error = _raised(request)
     assert error is not None
-    assert str(error) == 'question "\\u202eevil" (questions[1]): header must be a string, got int'
+    assert str(error) == 'question "\u202eevil\\n" (questions[1]): header must be a string, got int'
 
 
 def test_unknown_keys_pass_through() -> None:

@@ -596,13 +596,19 @@ def service_dispose(draw: Draws, setup: Setup) -> Scenario:
 @check("service-provider-errors", "SVC-ERR-1", kind="service")
 def service_provider_errors(draw: Draws, setup: Setup) -> Scenario:
     """Whatever the provider raises reaches the caller as the same object."""
-    kind = draw(st.sampled_from(["cancelled", "value", "lookup"]), "provider error")
+    kind = draw(
+        st.sampled_from(["cancelled", "value", "lookup", "its own cancellation"]),
+        "provider error",
+    )
 
     async def scenario(example: Example) -> None:
-        error: Exception = {
+        # A CancelledError the provider raises on its own (its UI cancelled a
+        # future; nobody cancelled the caller) is an exception like any other.
+        error: BaseException = {
             "cancelled": UserInteractionError.of(ErrorCode.ASK_CANCELLED),
             "value": ValueError("ui crashed"),
             "lookup": LookupError("no such widget"),
+            "its own cancellation": asyncio.CancelledError("the ui closed its dialog"),
         }[kind]
 
         class Raising:

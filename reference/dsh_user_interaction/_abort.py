@@ -290,7 +290,10 @@ class AbortSignal:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             msg = f"timeout seconds must be a real number, got {seconds!r}"
             raise TypeError(msg)
-        delay = float(value)
+        try:
+            delay = float(value)
+        except OverflowError:  # an int too large for a float: no deadline, or negative
+            delay = math.inf if cast("int", value) > 0 else -math.inf
         # Note: the DOM raises TypeError for NaN, infinities and negative delays;
         # here a number out of range is a ValueError, and inf means "no deadline".
         if not delay >= 0:  # NaN too

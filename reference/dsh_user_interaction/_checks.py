@@ -252,19 +252,21 @@ def _check_intents(checked: list[_Intent]) -> None:
     """Stage 4: raise ``BAD_INTENT`` for the first intent problem."""
     for question, labels in checked:
         intent = cast("Mapping[object, object]", question["intent"])
-        kind = cast("str", intent["kind"])
-        approve = cast("str", intent["approve"])
+        # Plain copies: a str subclass's own __format__, __eq__ or __hash__ never runs.
+        question_id = str.__str__(cast("str", question["id"]))
+        kind = str.__str__(cast("str", intent["kind"]))
+        approve = str.__str__(cast("str", intent["approve"]))
         # INT-APPROVE-1
         if approve not in labels:
             msg = (
-                f"question {question['id']} declares intent {kind} whose approve label "
+                f"question {question_id} declares intent {kind} whose approve label "
                 f"{js_quote(approve)} names none of its options"
             )
             raise UserInteractionError(msg, ErrorCode.BAD_INTENT)
         # INT-DETAIL-1. Note: the original accepts an empty detail; we do not,
         # since a review of nothing cannot be approved meaningfully.
         if not question.get("detail"):
-            msg = f"question {question['id']} declares intent {kind} without the detail it reviews"
+            msg = f"question {question_id} declares intent {kind} without the detail it reviews"
             raise UserInteractionError(msg, ErrorCode.BAD_INTENT)
 
 
@@ -294,7 +296,10 @@ def checked_request(request: object, *, has_provider: bool = True) -> RequestInd
 
     The service passes the index on to :func:`strict_answer_violations`.
     """
-    index = _fast_request(request)
+    try:
+        index = _fast_request(request)
+    except Exception:  # noqa: BLE001 - a hostile value: the full rules word it
+        index = None
     if index is not None:
         # Well-formed, with sound intents, questions and a signal that has not
         # aborted: of the five stages only the last can still fail.
@@ -306,7 +311,22 @@ def checked_request(request: object, *, has_provider: bool = True) -> RequestInd
 
 
 def full_check_request(request: object, *, has_provider: bool = True) -> None:
-    """The five stages by the full rules, without the fast path."""
+    """The five stages by the full rules, without the fast path.
+
+    A request whose own methods raise while it is read (a mapping whose
+    ``get`` fails, a key whose ``__eq__`` does) is a ``BAD_REQUEST`` too: the
+    checks never raise anything but :class:`UserInteractionError`.
+    """
+    try:
+        _full_check_request(request, has_provider=has_provider)
+    except UserInteractionError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a request that cannot be read is malformed
+        message = f"request could not be read: {type_name(error)} raised while reading it"
+        raise _bad_request(message) from None
+
+
+def _full_check_request(request: object, *, has_provider: bool) -> None:
     if _is_mapping(request):
         # SVC-ORDER-1
         signal = request.get("signal")
@@ -403,9 +423,9 @@ def _item_violations(
     if not item.keys() <= _ITEM_KEYS:
         extra = _name_keys(key for key in item if key not in _ITEM_KEYS)
         add("ANS-KEYS-1", question_id, f"answers[{index}] has unknown keys: {extra}")
-    # ANS-ORDER-1
+    # ANS-ORDER-1, judged by str itself: a str subclass cannot pass for another id
     item_id: object = item.get("id")
-    if item_id != question_id:
+    if not (isinstance(item_id, str) and str.__eq__(item_id, question_id) is True):
         got = quote(item_id) if isinstance(item_id, str) else _type_name(item_id)
         add(
             "ANS-ORDER-1",
@@ -425,7 +445,7 @@ def _item_violations(
     else:
         for label in cast("list[object]", selected):
             if isinstance(label, str):
-                labels.append(label)
+                labels.append(str.__str__(label))  # the plain text, compared exactly
             else:
                 got = _type_name(label)
                 add(
@@ -692,6 +712,13 @@ def strict_answer_violations(
     request: AskUserQuestionRequest, answer: object, index: RequestIndex | None = None
 ) -> list[Violation]:
     """:func:`must_violations`, with the fast path first when *index* is given."""
-    if index is not None and _fast_answer(request, answer, index):
+    if index is not None and _fast_answer_safely(request, answer, index):
         return []
     return must_violations(request, answer)
+
+
+def _fast_answer_safely(request: object, answer: object, index: RequestIndex) -> bool:
+    try:
+        return _fast_answer(request, answer, index)
+    except Exception:  # noqa: BLE001 - a hostile value: the full rules word it
+        return False

@@ -18,11 +18,14 @@ Design notes:
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
 from collections.abc import Iterator, Mapping
 from typing import Final, cast
+
+from ._violations import json_path, type_name
 
 __all__ = [
     "MAX_DEPTH",
@@ -79,18 +82,6 @@ def js_stringify(value: object) -> str:
     return _LINE_BREAKS.sub(lambda match: f"\\u{ord(match.group()):04x}", _escape_surrogates(text))
 
 
-def json_path(path: tuple[str | int, ...]) -> str:
-    """A JSON path such as ``$.questions[2].options[0].label``.
-
-    >>> json_path(("questions", 2, "multi_select"))
-    '$.questions[2].multi_select'
-    """
-    parts = ["$"]
-    for step in path:
-        parts.append(f"[{step}]" if isinstance(step, int) else f".{step}")
-    return "".join(parts)
-
-
 class JsonError(Exception):
     """Input that is not lossless JSON, with the path of the first problem."""
 
@@ -111,11 +102,7 @@ class _NonFinite:
         self.token = token
 
 
-def _type_name(value: object) -> str:
-    try:
-        return type(value).__name__
-    except Exception:  # noqa: BLE001 - a hostile metaclass; the name is only for the message
-        return "object"
+_type_name = type_name
 
 
 def _plain_str(value: str) -> str:
@@ -196,19 +183,34 @@ def _kind(value: object, path: tuple[str | int, ...]) -> tuple[int, object]:
 
 
 def _children(
-    value: object, kind: int, path: tuple[str | int, ...]
+    value: object, kind: int, path: tuple[str | int, ...], limit: int | None
 ) -> list[tuple[str | int, object]]:
-    """The items of a container, read once, with their keys or indices."""
+    """The items of a container, read once, with their keys or indices.
+
+    With *limit*, at most that many items are read: a container with more is
+    over the size limit anyway (every item costs a byte of JSON at least), and
+    one that never ends is never read to the end.
+    """
     if len(path) >= MAX_DEPTH:
         raise JsonError(path, f"nested more than {MAX_DEPTH} levels deep")
     try:
+        listed: list[tuple[object, object]]
         if kind == _LIST:
-            return list(enumerate(cast("list[object] | tuple[object, ...]", value)))
+            items = cast("list[object] | tuple[object, ...]", value)
+            listed = list(itertools.islice(enumerate(items), limit))
+        else:
+            mapping = cast("Mapping[object, object]", value)
+            listed = list(itertools.islice(mapping.items(), limit))
+        if limit is not None and len(listed) >= limit:
+            raise JsonError((), f"arguments are over the {limit - 1}-byte limit")
         pairs: list[tuple[str | int, object]] = []
-        for key, item in list(cast("Mapping[object, object]", value).items()):
-            if not isinstance(key, str):
+        for key, item in listed:
+            if isinstance(key, int) and kind == _LIST:
+                pairs.append((key, item))
+            elif isinstance(key, str):
+                pairs.append((_plain_str(key), item))
+            else:
                 raise JsonError(path, f"object keys must be strings, got {_type_name(key)}")
-            pairs.append((_plain_str(key), item))
     except JsonError:
         raise
     except Exception as error:  # noqa: BLE001 - hostile containers become errors
@@ -228,10 +230,11 @@ def _walk(root: object, max_bytes: int | None) -> object:
     if kind == 0:
         _check_size(plain, max_bytes)
         return plain
+    limit = None if max_bytes is None else max_bytes + 1
     top: dict[str, object] | list[object] = {} if kind == _MAPPING else []
     # A lower bound of the JSON size, so that reading stops once it is over the limit.
     estimate = 2
-    stack: list[_Frame] = [(top, iter(_children(root, kind, ())), ())]
+    stack: list[_Frame] = [(top, iter(_children(root, kind, (), limit)), ())]
     while stack:
         target, pending, path = stack[-1]
         step = next(pending, None)
@@ -246,7 +249,7 @@ def _walk(root: object, max_bytes: int | None) -> object:
         else:
             container: dict[str, object] | list[object] = {} if kind == _MAPPING else []
             copied = container
-            stack.append((container, iter(_children(value, kind, where)), where))
+            stack.append((container, iter(_children(value, kind, where, limit)), where))
         if isinstance(target, dict):
             target[cast("str", key)] = copied
             estimate += len(cast("str", key)) + 3

@@ -209,6 +209,14 @@ def plan_review_verdict(answer: object, *, approve: str = "Approve") -> PlanRevi
         return PlanReviewVerdict(approved=False)
 
 
+def _is_exactly(value: object, text: str) -> bool:
+    """Whether *value* is a string equal to *text*, judged by ``str`` itself.
+
+    A str subclass whose ``__eq__`` always says yes cannot pass for another id.
+    """
+    return isinstance(value, str) and str.__eq__(value, text) is True
+
+
 def _verdict(answer: object, approve: str) -> PlanReviewVerdict:
     if not isinstance(answer, Mapping):
         return PlanReviewVerdict(approved=False)
@@ -219,7 +227,7 @@ def _verdict(answer: object, approve: str) -> PlanReviewVerdict:
         cast("Mapping[str, object]", item)
         for item in cast("Sequence[object]", items)
         if isinstance(item, Mapping)
-        and cast("Mapping[str, object]", item).get("id") == PLAN_REVIEW_ID
+        and _is_exactly(cast("Mapping[str, object]", item).get("id"), PLAN_REVIEW_ID)
     ]
     if len(mine) != 1:
         return PlanReviewVerdict(approved=False)
@@ -230,8 +238,7 @@ def _verdict(answer: object, approve: str) -> PlanReviewVerdict:
         "custom" not in item
         and type(selected) is list
         and len(cast("list[object]", selected)) == 1
-        and type(cast("list[object]", selected)[0]) is str
-        and cast("list[str]", selected)[0] == approve
+        and _is_exactly(cast("list[object]", selected)[0], approve)
     ):
         return PlanReviewVerdict(approved=True)
     custom = item.get("custom")
@@ -270,7 +277,8 @@ heading', is_error=True)
     """
     if not has_plan_heading(plan):
         return error_result(PLAN_NEEDS_HEADING)
-    question = plan_review_question(cast("str", plan), approve=approve, keep=keep)
+    # The plain text of the plan: a str subclass's own methods are never called.
+    question = plan_review_question(str.__str__(cast("str", plan)), approve=approve, keep=keep)
     request: dict[str, object] = {"questions": [question]}
     if agent is not None:
         request["agent"] = agent
@@ -278,10 +286,19 @@ heading', is_error=True)
         request["signal"] = signal
     answer, failure = await ask_through(service, cast("AskUserQuestionRequest[Any]", request))
     if failure is not None:
-        if getattr(failure, "code", None) == ErrorCode.ASK_CANCELLED:
+        if _is_dismissal(failure):
             return error_result(PLAN_DISMISSED)
         return error_result(describe_error(failure))
     return plan_review_verdict(answer, approve=approve).result()
+
+
+def _is_dismissal(error: BaseException) -> bool:
+    """Whether *error* is an ``ASK_CANCELLED``; a code that cannot be read is not one."""
+    try:
+        code = getattr(error, "code", None)
+        return isinstance(code, str) and str.__eq__(code, ErrorCode.ASK_CANCELLED.value) is True
+    except Exception:  # noqa: BLE001 - a hostile error is not a dismissal
+        return False
 
 
 async def exit_plan_mode(

@@ -232,7 +232,9 @@ class UserInteractionService:
             call.settled = True
             if not _take_back(call, task, baseline):
                 raise  # the caller was cancelled too: theirs wins, unchanged
-            raise UserInteractionError.of(call.interrupt or ErrorCode.ASK_ABORTED) from None
+            if call.interrupt is None:
+                raise  # the provider's own cancellation, not ours: unchanged (SVC-ERR-1)
+            raise UserInteractionError.of(call.interrupt) from None
         except BaseException as error:
             call.settled = True
             if not _take_back(call, task, baseline):

@@ -27,6 +27,7 @@ Design notes:
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypedDict, cast
@@ -133,14 +134,18 @@ def openai_tool(definition: ToolDefinition = ASK_USER_QUESTION_TOOL) -> dict[str
     >>> openai_tool()["function"]["name"]
     'ask_user_question'
     """
-    return {
-        "type": "function",
-        "function": {
-            "name": definition["name"],
-            "description": definition["description"],
-            "parameters": definition["input_schema"],
-        },
-    }
+    # A copy each time: a harness that edits it (say, for a strict mode) must not
+    # change the definition every later call serialises (TOOL-DEF-2).
+    return copy.deepcopy(
+        {
+            "type": "function",
+            "function": {
+                "name": definition["name"],
+                "description": definition["description"],
+                "parameters": definition["input_schema"],
+            },
+        }
+    )
 
 
 def anthropic_tool(definition: ToolDefinition = ASK_USER_QUESTION_TOOL) -> dict[str, Any]:
@@ -149,11 +154,13 @@ def anthropic_tool(definition: ToolDefinition = ASK_USER_QUESTION_TOOL) -> dict[
     >>> sorted(anthropic_tool())
     ['description', 'input_schema', 'name']
     """
-    return {
-        "name": definition["name"],
-        "description": definition["description"],
-        "input_schema": definition["input_schema"],
-    }
+    return copy.deepcopy(
+        {
+            "name": definition["name"],
+            "description": definition["description"],
+            "input_schema": definition["input_schema"],
+        }
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +177,7 @@ def error_result(message: str) -> ToolResult:
     """One ``Error: <message>`` line, flagged as an error, always valid UTF-8.
 
     Note: a message of several lines is joined into one with spaces (the
-    original keeps the line breaks); an empty one becomes ``unknown error``.
+    original keeps the line breaks); a blank one becomes ``unknown error``.
     Note: lone surrogates become U+FFFD, where the original writes them as they
     are, so the text always encodes as strict UTF-8.
     """

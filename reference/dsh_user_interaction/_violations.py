@@ -11,10 +11,20 @@ itself raise.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
-__all__ = ["MISSING", "Level", "RequestViolation", "Violation", "json_type", "quote", "type_name"]
+__all__ = [
+    "MISSING",
+    "Level",
+    "RequestViolation",
+    "Violation",
+    "json_path",
+    "json_type",
+    "quote",
+    "type_name",
+]
 
 Level = Literal["MUST", "SHOULD"]
 
@@ -22,24 +32,43 @@ Level = Literal["MUST", "SHOULD"]
 QUOTE_LIMIT: Final = 200
 
 
-def quote(value: str) -> str:
-    """*value* JSON-quoted for a message, shortened past :data:`QUOTE_LIMIT` characters.
+_SURROGATES: Final = re.compile("[\ud800-\udfff]")
 
-    >>> quote("a\\nb"), quote("x" * 300)[-20:]
-    ('"a\\\\nb"', '..." (300 characters)')
+
+def _js_quote(value: str) -> str:
+    # As JSON.stringify writes it: non-ASCII raw, lone surrogates as \\udXXX.
+    quoted = json.dumps(value, ensure_ascii=False)
+    return _SURROGATES.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
+
+
+def quote(value: str) -> str:
+    """*value* quoted as ``JSON.stringify`` writes it, shortened past :data:`QUOTE_LIMIT`.
+
+    >>> print(quote("é\\nb"), quote("x" * 300)[-20:])
+    "é\\nb" ..." (300 characters)
     """
     value = str.__str__(value)  # a str subclass's own methods are never called
     if len(value) <= QUOTE_LIMIT:
-        return json.dumps(value)
-    return f'{json.dumps(value[:QUOTE_LIMIT])[:-1]}..." ({len(value)} characters)'
+        return _js_quote(value)
+    return f'{_js_quote(value[:QUOTE_LIMIT])[:-1]}..." ({len(value)} characters)'
+
+
+_NAME_OF_TYPE: Final = type.__dict__["__name__"]
 
 
 def type_name(value: object) -> str:
-    """The name of *value*'s type, for messages; never calls the value's own code."""
+    """The name of *value*'s type, for messages, shortened; never runs the value's own code.
+
+    The name is read through ``type`` itself, so a metaclass that overrides
+    ``__name__`` cannot make it raise, return a non-string, or grow a message.
+    """
     try:
-        return type(value).__name__
-    except Exception:  # noqa: BLE001 - a hostile metaclass; the name is only for a message
+        name = _NAME_OF_TYPE.__get__(type(value))
+    except Exception:  # noqa: BLE001 - the name is only for a message
         return "object"
+    if type(name) is not str:  # pragma: no cover - type.__name__ is always a str
+        return "object"
+    return name if len(name) <= 60 else f"{name[:60]}..."
 
 
 class _Missing:
@@ -67,6 +96,29 @@ _EXPECTED: Final[dict[str, tuple[str, str]]] = {
 
 #: The model-facing spelling of keys whose wire spelling differs.
 _MODEL_KEYS: Final = {"multiSelect": "multi_select"}
+
+
+#: Keys written ``.key`` in a JSON path; others are written ``["key"]``.
+_IDENTIFIER: Final = re.compile("[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def json_path(path: tuple[str | int, ...]) -> str:
+    """A JSON path such as ``$.questions[2].options[0].label``.
+
+    >>> json_path(("questions", 2, "multi_select"))
+    '$.questions[2].multi_select'
+    >>> json_path(("questions", 0, "a.b]"))
+    '$.questions[0]["a.b]"]'
+    """
+    parts = ["$"]
+    for step in path:
+        if isinstance(step, int):
+            parts.append(f"[{step}]")
+        elif _IDENTIFIER.fullmatch(step):
+            parts.append(f".{step}")
+        else:
+            parts.append(f"[{quote(step)}]")  # quoted and shortened, so never ambiguous
+    return "".join(parts)
 
 
 def json_type(value: object) -> str:
@@ -173,14 +225,9 @@ class RequestViolation:
 
     def describe_for_model(self) -> str:
         """The tool's wording: ``$.questions[2].multi_select: expected a boolean, got string``."""
-        here = "$" + "".join(
-            f"[{step}]" if isinstance(step, int) else f".{step}" for step in self.model_path()
-        )
+        here = json_path(self.model_path())
         if self.expected == "unique":
-            earlier = "$" + "".join(
-                f"[{step}]" if isinstance(step, int) else f".{step}"
-                for step in (self.earlier or ())
-            )
+            earlier = json_path(self.earlier or ())
             return f"{here}: {quote(cast('str', self.value))} duplicates {earlier}"
         if self.value is MISSING:
             return f"{here}: required"

@@ -6,6 +6,7 @@ package's protocols, as an implementer outside this project would write them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self, assert_type
 
@@ -15,6 +16,7 @@ from dsh_user_interaction import (
     AbortSignal,
     AskingService,
     AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
     AskUserQuestionItem,
     AskUserQuestionOption,
     AskUserQuestionRequest,
@@ -26,6 +28,14 @@ from dsh_user_interaction import (
     UserInteractionProvider,
     UserInteractionSeam,
     UserInteractionService,
+    Violation,
+    answer_custom,
+    answer_of,
+    answer_selected,
+    answer_skipped,
+    answer_violations,
+    check_request,
+    is_blank,
     option_of,
     question_of,
     request_violations,
@@ -34,19 +44,32 @@ from dsh_user_interaction.plan_review import (
     EXIT_PLAN_MODE_TOOL,
     PlanReviewVerdict,
     exit_plan_mode,
+    has_plan_heading,
+    plan_review_question,
     plan_review_verdict,
     review_plan,
 )
-from dsh_user_interaction.tool import ToolDefinition, ToolResult, ask_user_question
+from dsh_user_interaction.tool import (
+    ToolDefinition,
+    ToolResult,
+    anthropic_tool,
+    ask_user_question,
+    openai_tool,
+)
 from dsh_user_interaction_conformance import (
     Action,
     Capabilities,
     Report,
+    Requirement,
     RequirementResult,
     Subject,
     TypeText,
+    expected_answer,
+    reference_service,
     reference_subject,
+    requirements,
     run_suite,
+    with_capabilities,
 )
 from dsh_user_interaction_conformance.strategies import (
     InvalidAnswer,
@@ -102,6 +125,26 @@ async def tools(service: AskingService) -> None:
     assert_type(verdict.approved, bool)
     assert_type(verdict.feedback, str | None)
     assert_type(verdict.result(), ToolResult)
+
+
+def the_rest() -> None:
+    assert_type(openai_tool(EXIT_PLAN_MODE_TOOL), dict[str, Any])
+    assert_type(anthropic_tool(), dict[str, Any])
+    assert_type(has_plan_heading("# P"), bool)
+    assert_type(plan_review_question("# P"), AskUserQuestionItem)
+    assert_type(check_request(REQUEST), None)
+    assert_type(answer_violations(REQUEST, {}), list[Violation])
+    assert_type(answer_of(answer_selected("q", "A"), answer_skipped("r")), AskUserQuestionAnswer)
+    assert_type(answer_custom("q", "text"), AskUserQuestionAnswerItem)
+    assert_type(is_blank(" "), bool)
+    assert_type(AbortSignal.any([AbortSignal.abort()]), AbortSignal)
+    assert_type(expected_answer(REQUEST, [TypeText("x")]), AskUserQuestionAnswer)
+    assert_type(requirements(), dict[str, Requirement])
+    assert_type(reference_service(), UserInteractionService)
+    assert_type(reference_subject(), Subject)
+    assert_type(
+        with_capabilities(Capabilities(can_skip=False))(reference_subject), Callable[[], Subject]
+    )
 
 
 def strategies() -> None:

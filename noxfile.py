@@ -125,9 +125,13 @@ def detection(session: nox.Session) -> None:
 
 @nox.session(python="3.11", default=False)
 def bench(session: nox.Session) -> None:
-    """Benchmarks; not part of CI. Results go to bench/results/."""
+    """Benchmarks; not part of CI. Results go to bench/results/.
+
+    ``nox -s bench`` runs every section; ``nox -s bench -- honest --rounds 60``
+    or ``nox -s bench -- suite_cost --profiles default`` runs one with options.
+    """
     _install(session)
-    session.install("pydantic", "matplotlib", "pyinstrument")
+    session.install("pydantic", "msgspec", "jsonschema", "matplotlib", "pyinstrument")
     session.run("python", "-m", "bench", *session.posargs, env={"PYTHONPATH": os.getcwd()})
 
 

@@ -1,16 +1,28 @@
 """Benchmarks of the seam, each reported as a ratio against a peer measured in the same run.
 
-Run with ``nox -s bench`` (or ``python -m bench`` with pydantic, jsonschema and
-matplotlib installed). Results go to ``bench/results/results.json`` and the
-scaling plot to ``docs/_static/scaling.png``. Absolute times are printed for
-context only: these machines are shared, so only ratios within one run mean
-anything.
+Run with ``nox -s bench`` (or ``python -m bench`` with pydantic, msgspec,
+jsonschema, pyinstrument and matplotlib installed). ``python -m bench`` runs
+every section; ``python -m bench scaling abort_latency`` runs some, and
+``python -m bench honest --rounds 60`` or ``python -m bench suite_cost
+--profiles default`` runs one of the two larger modules with its own options.
+
+* ``honest`` (:mod:`bench.honest`): ``ask()`` against validation alone,
+  interleaved and shuffled rounds; ``bench/results/honest.json``.
+* ``suite_cost`` (:mod:`bench.suite_cost`): the conformance suite's time per
+  Hypothesis test case, and where it goes; ``bench/results/suite_cost.json``.
+* ``scaling``, ``abort_latency``, ``many_pending``, ``import_cost``: below;
+  ``bench/results/results.json``, and the scaling plot in
+  ``docs/_static/scaling.png``.
+
+Absolute times are printed for context only: these machines are shared, so
+only ratios within one run mean anything.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import json
 import math
 import re
@@ -19,7 +31,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,16 +77,6 @@ def answer_to(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
     }
 
 
-class Instant:
-    """A provider that answers at once with a prepared answer."""
-
-    def __init__(self, answer: AskUserQuestionAnswer) -> None:
-        self.answer = answer
-
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-        return self.answer
-
-
 def best_of(repeats: int, measure: Callable[[], float]) -> float:
     return min(measure() for _ in range(repeats))
 
@@ -100,59 +102,8 @@ def per_call_sync(function: Callable[[], object], *, budget: float = 0.2) -> flo
     return best_of(5, run)
 
 
-def per_call_async(factory: Callable[[], Awaitable[object]], calls: int) -> float:
-    async def loop() -> float:
-        start = time.perf_counter()
-        for _ in range(calls):
-            await factory()
-        return (time.perf_counter() - start) / calls
-
-    return best_of(5, lambda: asyncio.run(loop()))
-
-
-def service_overhead() -> dict[str, Any]:
-    """1. ``ask()`` end to end against the provider alone, pydantic and jsonschema."""
-    import jsonschema
-    import pydantic
-
-    schema = json.loads((ROOT / "spec" / "schema" / "request.schema.json").read_text())
-    validator = jsonschema.Draft202012Validator(schema)
-
-    @pydantic.with_config(pydantic.ConfigDict(arbitrary_types_allowed=True))
-    class PydanticRequest(AskUserQuestionRequest):
-        """The same TypedDict, allowed to hold an AbortSignal."""
-
-    adapter = pydantic.TypeAdapter(PydanticRequest)
-    rows = []
-    for size in (1, 4, 16, 64, 256):
-        request = request_of(size)
-        answer = answer_to(request)
-        provider = Instant(answer)
-        service = UserInteractionService()
-        service.register_provider(provider)
-        calls = max(20, 20_000 // size)
-        ask = per_call_async(lambda: service.ask(request), calls)
-        lenient = UserInteractionService(strict=False)
-        lenient.register_provider(provider)
-        ask_lenient = per_call_async(lambda: lenient.ask(request), calls)
-        direct = per_call_async(lambda: provider.ask(request), calls)
-        with_pydantic = per_call_sync(lambda: adapter.validate_python(request))
-        with_jsonschema = per_call_sync(lambda: validator.validate(request))
-        rows.append(
-            {
-                "questions": size,
-                "ask_us": ask * 1e6,
-                "ask_over_direct": ask / direct,
-                "ask_over_pydantic": ask / with_pydantic,
-                "lenient_ask_over_pydantic": ask_lenient / with_pydantic,
-                "ask_over_jsonschema": ask / with_jsonschema,
-            }
-        )
-    return {"rows": rows}
-
-
 def scaling() -> dict[str, Any]:
-    """2. check_request and answer_violations per question x option, up to 10,000 questions."""
+    """check_request and answer_violations per question x option, up to 10,000 questions."""
     rows = []
     for size in (10, 30, 100, 300, 1_000, 3_000, 10_000):
         request = request_of(size)
@@ -210,7 +161,7 @@ class Ignoring:
 
 
 def abort_latency() -> dict[str, Any]:
-    """3. From ``abort()`` to ``ask()`` raising: loop iterations, and time in ``sleep(0)`` units."""
+    """From ``abort()`` to ``ask()`` raising: loop iterations, and time in ``sleep(0)`` units."""
 
     async def measure() -> dict[str, float]:
         service = UserInteractionService()
@@ -247,7 +198,7 @@ def abort_latency() -> dict[str, Any]:
 
 
 def many_pending(count: int = 10_000) -> dict[str, Any]:
-    """4. Memory per pending ask, time to abort them all, and nothing left behind."""
+    """Memory per pending ask, time to abort them all, and nothing left behind."""
 
     async def measure() -> dict[str, Any]:
         service = UserInteractionService()
@@ -300,7 +251,7 @@ def _import_time(module: str) -> float:
 
 
 def import_cost() -> dict[str, Any]:
-    """5. ``import dsh_user_interaction`` against ``import asyncio`` alone."""
+    """``import dsh_user_interaction`` against ``import asyncio`` alone."""
     ours = _import_time("dsh_user_interaction")
     asyncio_alone = _import_time("asyncio")
     heavy = subprocess.run(
@@ -320,40 +271,6 @@ def import_cost() -> dict[str, Any]:
         "ratio": ours / asyncio_alone,
         "heavy_modules_imported": heavy,
     }
-
-
-def conformance_times() -> dict[str, Any]:
-    """6. The suite's profiles against the reference, and time per generated example."""
-    from dsh_user_interaction_conformance import reference_subject, run_suite
-    from dsh_user_interaction_conformance._subject import reference_service
-
-    rows = []
-    for profile in ("quick", "default", "thorough"):
-        made = [0]
-
-        def subject() -> Any:
-            made[0] += 1
-            return reference_subject()
-
-        def service() -> UserInteractionService:
-            made[0] += 1
-            return reference_service()
-
-        start = time.perf_counter()
-        report = run_suite(
-            subject_factory=subject, service_factory=service, profile=profile, seed=1
-        )
-        elapsed = time.perf_counter() - start
-        rows.append(
-            {
-                "profile": profile,
-                "seconds": elapsed,
-                "examples": made[0],
-                "ms_per_example": elapsed / made[0] * 1e3,
-                "ok": report.ok,
-            }
-        )
-    return {"rows": rows}
 
 
 def plot(scaling_result: dict[str, Any]) -> None:
@@ -388,18 +305,43 @@ def plot(scaling_result: dict[str, Any]) -> None:
     fig.savefig(PLOT)
 
 
+def honest_section() -> dict[str, Any]:
+    """``ask()`` against validation alone; see :mod:`bench.honest`."""
+    from bench import honest
+
+    honest.main([])
+    return {"written_to": "bench/results/honest.json"}
+
+
+def suite_cost_section() -> dict[str, Any]:
+    """The suite per Hypothesis test case; see :mod:`bench.suite_cost`."""
+    from bench import suite_cost
+
+    suite_cost.main([])
+    return {"written_to": "bench/results/suite_cost.json"}
+
+
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
-    "service_overhead": service_overhead,
+    "honest": honest_section,
     "scaling": scaling,
     "abort_latency": abort_latency,
     "many_pending": many_pending,
     "import_cost": import_cost,
-    "conformance": conformance_times,
+    "suite_cost": suite_cost_section,
 }
+
+#: Sections that are modules of their own, with their own options.
+MODULES = {"honest": "bench.honest", "suite_cost": "bench.suite_cost"}
 
 
 def main(argv: list[str]) -> None:
+    if len(argv) > 1 and argv[0] in MODULES and argv[1].startswith("-"):
+        # ``python -m bench honest --rounds 60``: the module's own options.
+        sys.exit(importlib.import_module(MODULES[argv[0]]).main(argv[1:]))
     chosen = argv or list(SECTIONS)
+    unknown = [name for name in chosen if name not in SECTIONS]
+    if unknown:
+        sys.exit(f"unknown section {unknown[0]!r}; the sections are {', '.join(SECTIONS)}")
     results: dict[str, Any] = {"python": sys.version.split()[0]}
     for name in chosen:
         sys.stdout.write(f"== {name}\n")

@@ -5,14 +5,14 @@ This module only re-exports. :class:`TerminalProvider` is the provider;
 driver, which also needs ``pyte`` (the ``terminal-testing`` extra).
 """
 
-try:
-    import prompt_toolkit as _prompt_toolkit  # noqa: F401 - only to name the missing extra
-except ImportError as _missing:  # pragma: no cover - exercised in a subprocess test
+import importlib.util
+
+if importlib.util.find_spec("prompt_toolkit") is None:  # pragma: no cover - tested in a subprocess
     _msg = (
         "dsh_user_interaction.extra.terminal needs prompt_toolkit: "
         "pip install 'dsh-user-interaction[terminal]'"
     )
-    raise ImportError(_msg, name="prompt_toolkit") from _missing
+    raise ImportError(_msg, name="prompt_toolkit")
 
 from ._provider import TerminalProvider as TerminalProvider
 from ._visible import visible as visible

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import re
 import unicodedata
-from contextlib import ExitStack
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Final, TextIO, cast
 
 import pyte
@@ -29,7 +29,6 @@ from dsh_user_interaction_conformance import (
     Capabilities,
     Dismiss,
     Nothing,
-    Pick,
     Skip,
     Subject,
     TypeText,
@@ -165,9 +164,8 @@ class TerminalDriver:
         number, position, count = match.groups()
         return int(number), int(position), int(count)
 
-    async def _until(self, what: str, ready: object) -> None:
-        """Poll until *ready()* holds; every poll yields to the loop."""
-        check = cast("Callable[[], bool]", ready)
+    async def _until(self, what: str, check: Callable[[], bool]) -> None:
+        """Poll until *check()* holds; every poll yields to the loop."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.patience
         polls = 0
@@ -238,7 +236,11 @@ class TerminalDriver:
                 zip(request["questions"], behaviour, strict=True), 1
             ):
                 where = (number, position, count)
-                await self._until(f"question {position}/{count}", lambda w=where: self.status() == w)
+
+                def there(where: tuple[int, int, int] = where) -> bool:
+                    return self.status() == where
+
+                await self._until(f"question {position}/{count}", there)
                 await self._settled()
                 self.keyboard.send_text(self._keys(question, action, position))
 
@@ -253,7 +255,7 @@ class TerminalDriver:
         multi = question.get("multiSelect") is True
         keys = ""
         cursor = 0
-        picks = action.labels if isinstance(action, Pick | TypeText) else ()
+        picks = action.labels
         for nth, label in enumerate(picks):
             index = labels.index(label)
             last = not multi
@@ -263,7 +265,11 @@ class TerminalDriver:
                 if last:
                     return keys
                 continue
-            keys += DOWN * ((index - cursor) % len(labels)) if index >= cursor else UP * (cursor - index)
+            keys += (
+                DOWN * ((index - cursor) % len(labels))
+                if index >= cursor
+                else UP * (cursor - index)
+            )
             cursor = index
             keys += " " if multi else ENTER
         if isinstance(action, TypeText):

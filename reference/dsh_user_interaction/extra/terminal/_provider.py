@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from prompt_toolkit.application import Application
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, Filter
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import HSplit, Layout, Window
+from prompt_toolkit.layout import Dimension, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import Output
 
@@ -64,6 +65,15 @@ class _Batch:
     removers: list[Callable[[], None]] = field(default_factory=list[Callable[[], None]])
 
 
+def _choose(number: int) -> Callable[[Form], None]:
+    """The action of a number key."""
+
+    def choose(form: Form) -> None:
+        form.number(number)
+
+    return choose
+
+
 class TerminalProvider:
     """A :class:`~dsh_user_interaction.UserInteractionProvider` in a terminal, on prompt_toolkit.
 
@@ -73,7 +83,7 @@ class TerminalProvider:
     The keys are listed in the documentation's "Terminal provider" page.
     """
 
-    def __init__(self, *, input: Input | None = None, output: Output | None = None) -> None:  # noqa: A002 - prompt_toolkit's own names
+    def __init__(self, *, input: Input | None = None, output: Output | None = None) -> None:
         self._input = input
         self._output = output
         self._queue: list[_Batch] = []
@@ -209,17 +219,19 @@ class TerminalProvider:
                 self._app = None
 
     def _application(self) -> Application[None]:
-        def status() -> list[tuple[str, str]]:
+        def status() -> StyleAndTextTuples:
             batch = self._shown
             if batch is None:
                 return []
             return status_line(batch.number, batch.form, len(self._queue) - 1)
 
-        def body() -> list[tuple[str, str]]:
+        def body() -> StyleAndTextTuples:
             batch = self._shown
-            return [] if batch is None else question_body(batch.form.state, batch.request.get("agent"))
+            return (
+                [] if batch is None else question_body(batch.form.state, batch.request.get("agent"))
+            )
 
-        def keys() -> list[tuple[str, str]]:
+        def keys() -> StyleAndTextTuples:
             batch = self._shown
             return [] if batch is None else help_line(batch.form.state)
 
@@ -231,6 +243,8 @@ class TerminalProvider:
                     Window(
                         FormattedTextControl(body),
                         wrap_lines=True,
+                        # The rest of the screen, without measuring a long body first.
+                        height=Dimension(min=1, preferred=1, weight=1),
                         always_hide_cursor=~editing,
                     ),
                     Window(FormattedTextControl(keys), wrap_lines=True, dont_extend_height=True),
@@ -258,9 +272,9 @@ class TerminalProvider:
         bindings = KeyBindings()
         options = ~editing
 
-        def on(*keys: str | Keys, when: Condition | None = None) -> Callable[
-            [Callable[[Form], None]], None
-        ]:
+        def on(
+            *keys: str | Keys, when: Filter | None = None
+        ) -> Callable[[Callable[[Form], None]], None]:
             def register(action: Callable[[Form], None]) -> None:
                 def handler(event: KeyPressEvent) -> None:
                     batch = self._shown
@@ -299,8 +313,8 @@ class TerminalProvider:
         on("t", when=options)(Form.open_text)
         on("tab", when=options)(Form.open_text)
         on("s", when=options)(Form.skip)
-        for digit in "123456789":
-            on(digit, when=options)(lambda form, n=int(digit): form.number(n))
+        for digit in range(1, 10):
+            on(str(digit), when=options)(_choose(digit))
 
         on("enter", when=editing)(Form.submit_text)
         on("tab", when=editing)(Form.leave_text)

@@ -12,6 +12,7 @@ line feed may stay a line break, where the text is a paragraph.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from typing import Final
 
@@ -35,8 +36,14 @@ def _escape(char: str) -> str | None:
     return None
 
 
-def segments(text: str, *, lines: bool = False) -> list[Segment]:
-    """Split *text* into plain runs and escapes; with *lines*, ``\\n`` stays a line break."""
+@functools.lru_cache(maxsize=256)
+def segments(text: str, *, lines: bool = False) -> tuple[Segment, ...]:
+    """Split *text* into plain runs and escapes; with *lines*, ``\\n`` stays a line break.
+
+    Cached: the screen redraws the same texts on every key.
+    """
+    if text.isprintable():  # no control, format, separator or unassigned character
+        return ((False, text),) if text else ()
     out: list[Segment] = []
     plain: list[str] = []
     for char in text:
@@ -50,7 +57,7 @@ def segments(text: str, *, lines: bool = False) -> list[Segment]:
         out.append((True, escaped))
     if plain:
         out.append((False, "".join(plain)))
-    return out
+    return tuple(out)
 
 
 def visible(text: str, *, lines: bool = False) -> str:

@@ -8,14 +8,14 @@ provider with::
         --provider dsh_user_interaction.extra.terminal.testing:terminal_subject
 """
 
-try:
-    import pyte as _pyte  # noqa: F401 - only to name the missing extra
-except ImportError as _missing:  # pragma: no cover - exercised in a subprocess test
+import importlib.util
+
+if importlib.util.find_spec("pyte") is None:  # pragma: no cover - tested in a subprocess
     _msg = (
         "dsh_user_interaction.extra.terminal.testing needs pyte: "
         "pip install 'dsh-user-interaction[terminal-testing]'"
     )
-    raise ImportError(_msg, name="pyte") from _missing
+    raise ImportError(_msg, name="pyte")
 
 from ._driver import CAPABILITIES as CAPABILITIES
 from ._driver import TerminalDriver as TerminalDriver

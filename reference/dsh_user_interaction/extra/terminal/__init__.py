@@ -5,14 +5,16 @@ This module only re-exports. :class:`TerminalProvider` is the provider;
 driver, which also needs ``pyte`` (the ``terminal-testing`` extra).
 """
 
-import importlib.util
+import importlib as _importlib
 
-if importlib.util.find_spec("prompt_toolkit") is None:  # pragma: no cover - tested in a subprocess
+try:
+    _importlib.import_module("prompt_toolkit")
+except ImportError as _missing:  # tested in a subprocess, with prompt_toolkit hidden
     _msg = (
         "dsh_user_interaction.extra.terminal needs prompt_toolkit: "
         "pip install 'dsh-user-interaction[terminal]'"
     )
-    raise ImportError(_msg, name="prompt_toolkit")
+    raise ImportError(_msg, name="prompt_toolkit") from _missing
 
 from ._provider import TerminalProvider as TerminalProvider
 from ._visible import visible as visible

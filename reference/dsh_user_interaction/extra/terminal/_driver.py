@@ -197,13 +197,13 @@ class TerminalDriver:
         self._seen.append((request, number))
         while True:
             await self._until(f"ask #{number} or another ask", lambda: self.status() is not None)
-            await self._settled()
+            await self.settled()
             shown = self.status()
             if shown is not None and shown[0] == number:
                 return number
             self.keyboard.send_text(PAGE_DOWN)
 
-    async def _settled(self) -> None:
+    async def settled(self) -> None:
         """Wait until nothing has been drawn for a few loop iterations.
 
         Keys sent are read, handled and redrawn within two or three
@@ -241,7 +241,7 @@ class TerminalDriver:
                     return self.status() == where
 
                 await self._until(f"question {position}/{count}", there)
-                await self._settled()
+                await self.settled()
                 self.keyboard.send_text(self._keys(question, action, position))
 
     def _keys(self, question: AskUserQuestionItem, action: Action, position: int) -> str:

@@ -83,6 +83,11 @@ class TerminalProvider:
     The keys are listed in the documentation's "Terminal provider" page.
     """
 
+    # What the test gallery's broken variants change; not an extension point.
+    _form_type: type[Form] = Form
+    #: What Esc and Ctrl-C raise: the human closed the dialog (PRV-DISMISS-1).
+    _dismissal: ErrorCode = ErrorCode.ASK_CANCELLED
+
     def __init__(self, *, input: Input | None = None, output: Output | None = None) -> None:
         self._input = input
         self._output = output
@@ -110,7 +115,7 @@ class TerminalProvider:
             raise UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED)
         self._numbers += 1
         future: asyncio.Future[AskUserQuestionAnswer] = asyncio.get_running_loop().create_future()
-        batch = _Batch(self._numbers, request, Form(request), future)
+        batch = _Batch(self._numbers, request, self._form_type(request), future)
         if signal is not None:
             batch.removers.append(
                 signal.add_listener(lambda _signal: self._settle(batch, ErrorCode.ASK_ABORTED))
@@ -294,7 +299,7 @@ class TerminalProvider:
         def _dismiss(event: KeyPressEvent) -> None:
             batch = self._shown
             if batch is not None:
-                self._settle(batch, ErrorCode.ASK_CANCELLED)
+                self._settle(batch, self._dismissal)
 
         @bindings.add("pagedown")
         def _next_ask(event: KeyPressEvent) -> None:
@@ -308,16 +313,16 @@ class TerminalProvider:
         on("down", when=options)(lambda form: form.move(1))
         on("left", when=options)(lambda form: form.go(-1))
         on("right", when=options)(lambda form: form.go(1))
-        on(" ", when=options)(Form.toggle)
-        on("enter", when=options)(Form.confirm)
-        on("t", when=options)(Form.open_text)
-        on("tab", when=options)(Form.open_text)
-        on("s", when=options)(Form.skip)
+        on(" ", when=options)(lambda form: form.toggle())
+        on("enter", when=options)(lambda form: form.confirm())
+        on("t", when=options)(lambda form: form.open_text())
+        on("tab", when=options)(lambda form: form.open_text())
+        on("s", when=options)(lambda form: form.skip())
         for digit in range(1, 10):
             on(str(digit), when=options)(_choose(digit))
 
-        on("enter", when=editing)(Form.submit_text)
-        on("tab", when=editing)(Form.leave_text)
+        on("enter", when=editing)(lambda form: form.submit_text())
+        on("tab", when=editing)(lambda form: form.leave_text())
         on("backspace", when=editing)(lambda form: form.state.text.backspace())
         on("delete", when=editing)(lambda form: form.state.text.delete())
         on("left", when=editing)(lambda form: form.state.text.move(-1))
@@ -338,9 +343,13 @@ class TerminalProvider:
             if isinstance(key, Keys) and key is not Keys.BracketedPaste:
                 return  # an unbound control or function key, not text
             batch.form.state.notice = ""
-            batch.form.state.text.insert(event.data)
+            self._insert(batch.form, event.data)
 
         return bindings
+
+    def _insert(self, form: Form, text: str) -> None:
+        """Typed or pasted *text* goes into the field, exactly as it arrived."""
+        form.state.text.insert(text)
 
     def _page(self, delta: int) -> None:
         shown = self._shown

@@ -73,10 +73,10 @@ def question_body(state: QuestionState, agent: object = None) -> StyleAndTextTup
     if name is not None:
         out += [("", "asked by "), *_text(name), ("", "\n")]
     header = question.get("header")
-    if state.plan_review:
-        out += [("class:plan", "Plan review"), ("", "\n")]
     if header:
         out += [*_text(header, "class:header"), ("", "\n")]
+    elif state.plan_review:
+        out += [("class:plan", "Plan review"), ("", "\n")]
     out += [*_text(question["question"], lines=True), ("", "\n")]
     detail = question.get("detail")
     if detail is not None and state.plan_review:

@@ -8,14 +8,16 @@ provider with::
         --provider dsh_user_interaction.extra.terminal.testing:terminal_subject
 """
 
-import importlib.util
+import importlib as _importlib
 
-if importlib.util.find_spec("pyte") is None:  # pragma: no cover - tested in a subprocess
+try:
+    _importlib.import_module("pyte")
+except ImportError as _missing:  # tested in a subprocess, with pyte hidden
     _msg = (
         "dsh_user_interaction.extra.terminal.testing needs pyte: "
         "pip install 'dsh-user-interaction[terminal-testing]'"
     )
-    raise ImportError(_msg, name="pyte")
+    raise ImportError(_msg, name="pyte") from _missing
 
 from ._driver import CAPABILITIES as CAPABILITIES
 from ._driver import TerminalDriver as TerminalDriver

@@ -131,7 +131,7 @@ def paste(text: str) -> str:
 
 
 class TerminalDriver:
-    """Plays the human in front of a :class:`TerminalProvider`, through keys and the screen."""
+    """Plays the human in front of a :class:`~dsh_user_interaction.extra.terminal.TerminalProvider`, through keys and the screen."""
 
     def __init__(
         self,
@@ -311,7 +311,7 @@ def make_subject(
     rows: int = 40,
     name: str = "terminal",
 ) -> Subject:
-    """A subject for *provider_type* (a :class:`TerminalProvider` or a variant of it)."""
+    """A subject for *provider_type* (a :class:`~dsh_user_interaction.extra.terminal.TerminalProvider` or a variant of it)."""
     stack = ExitStack()
     keyboard = stack.enter_context(create_pipe_input())
     terminal = VirtualTerminal(columns, rows)

@@ -131,7 +131,11 @@ def paste(text: str) -> str:
 
 
 class TerminalDriver:
-    """Plays the human in front of a :class:`~dsh_user_interaction.extra.terminal.TerminalProvider`, through keys and the screen."""
+    """Plays the human in front of a terminal provider, through keys and the screen.
+
+    The provider is a :class:`~dsh_user_interaction.extra.terminal.TerminalProvider`
+    reading *keyboard* and drawing on *terminal*.
+    """
 
     def __init__(
         self,
@@ -311,7 +315,11 @@ def make_subject(
     rows: int = 40,
     name: str = "terminal",
 ) -> Subject:
-    """A subject for *provider_type* (a :class:`~dsh_user_interaction.extra.terminal.TerminalProvider` or a variant of it)."""
+    """A fresh provider of *provider_type* on a pipe input and an emulated screen, with its driver.
+
+    *provider_type* is :class:`~dsh_user_interaction.extra.terminal.TerminalProvider`
+    or a variant of it (the test gallery's broken ones).
+    """
     stack = ExitStack()
     keyboard = stack.enter_context(create_pipe_input())
     terminal = VirtualTerminal(columns, rows)

@@ -529,3 +529,19 @@ def test_a_should_only_terminal_variant_warns(name: str) -> None:
     ]
     assert requirement in warned
     assert warned[requirement].example
+
+
+def test_a_closed_terminal_input_fails_the_waiting_asks() -> None:
+    """When the keyboard goes away (EOF), every waiting ask raises instead of waiting forever."""
+
+    async def main() -> None:
+        async with session() as s:
+            tasks = [s.ask(_SINGLE), s.ask(_FREE)]
+            await s.shown(_SINGLE)
+            s.driver.keyboard.close()
+            for task in tasks:
+                with pytest.raises(EOFError):
+                    await task
+            assert s.provider.pending == 0
+
+    run(main)

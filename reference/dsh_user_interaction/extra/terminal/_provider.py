@@ -16,6 +16,8 @@ Invariants (the ``ask()`` of one request goes through them in order):
   one task of this provider's; it leaves the terminal (erasing what it drew)
   when the last ask settles, and :meth:`TerminalProvider.aclose` waits for
   that.
+* When the terminal fails (its input closes, or it cannot be drawn on),
+  every waiting ask raises that error rather than wait for nobody.
 * Cancellation always propagates (``PRV-CANCEL-1``), except when the human's
   answer was accepted in the same loop iteration: the answer is returned, as
   :class:`~dsh_user_interaction.ScriptedProvider` does, so it is never lost.
@@ -220,6 +222,13 @@ class TerminalProvider:
             self._app = app
             try:
                 await app.run_async(set_exception_handler=False, handle_sigint=False)
+            except Exception as error:  # noqa: BLE001 - handed to every waiting ask instead
+                # The terminal failed (its input closed: EOFError, or it cannot
+                # be drawn on): no human can answer, so no ask may wait for one.
+                for batch in list(self._queue):
+                    if not batch.future.done():
+                        batch.future.set_exception(error)
+                    self._forget(batch)
             finally:
                 self._app = None
 

@@ -54,6 +54,9 @@ nitpick_ignore_regex = [
         r"(collections|collections\.abc|typing|typing_extensions|asyncio|types|enum|dataclasses)\..*",
     ),
     (r"py:.*", r"(hypothesis|pytest|_pytest)(\..*)?"),
+    # The terminal extra's third-party types: prompt_toolkit and pyte.
+    (r"py:.*", r"(prompt_toolkit|pyte)(\..*)?"),
+    (r"py:class", r"(Input|Output|PipeInput|Vt100_Output|Size|TextIO)"),
     (r"py:class", r"st\..*"),
     (r"py:class", r"(NoneType|Ellipsis|EllipsisType)"),
 ]

@@ -25,9 +25,30 @@ def test_all_names_resolve_and_match_the_public_namespace() -> None:
 
 
 def test_code_lives_in_private_modules() -> None:
-    """Apart from the model-facing modules, every submodule is private."""
+    """Apart from the model-facing modules and the optional extras, every submodule is private."""
     names = {info.name for info in pkgutil.iter_modules(dsh_user_interaction.__path__)}
-    assert {name for name in names if not name.startswith("_")} <= {"tool", "plan_review"}
+    public = {name for name in names if not name.startswith("_")}
+    assert public <= {"tool", "plan_review", "extra"}
+
+
+def test_the_terminal_extra_only_re_exports() -> None:
+    """The terminal subpackage and its testing module export exactly ``__all__``, from private modules."""
+    from dsh_user_interaction.extra import terminal
+    from dsh_user_interaction.extra.terminal import testing
+
+    for front in (terminal, testing):
+        public = {
+            name
+            for name in vars(front)
+            if not name.startswith("_") and not isinstance(getattr(front, name), type(sys))
+        }
+        assert public == set(front.__all__), front.__name__
+        for name in front.__all__:
+            module = getattr(getattr(front, name), "__module__", None)
+            if module is not None and module.startswith("dsh_user_interaction"):
+                assert module.rsplit(".", 1)[1].startswith("_"), (name, module)
+    names = {info.name for info in pkgutil.iter_modules(terminal.__path__)}
+    assert {name for name in names if not name.startswith("_")} == {"testing"}
 
 
 def test_exported_objects_claim_the_front_module_or_a_private_one() -> None:
@@ -40,10 +61,11 @@ def test_exported_objects_claim_the_front_module_or_a_private_one() -> None:
 
 
 def test_the_core_imports_no_test_or_validation_libraries() -> None:
-    """Importing the core must not pull in hypothesis, pytest, pydantic or jsonschema."""
+    """Importing the core must not pull in test, validation or terminal libraries."""
     code = (
-        "import sys, dsh_user_interaction;"
-        "heavy = {'hypothesis', 'pytest', 'pydantic', 'jsonschema'} & set(sys.modules);"
+        "import sys, dsh_user_interaction, dsh_user_interaction.__main__;"
+        "heavy = {'hypothesis', 'pytest', 'pydantic', 'jsonschema', 'prompt_toolkit', 'pyte'}"
+        " & set(sys.modules);"
         "print(sorted(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -227,3 +227,18 @@ def rejected() -> None:
     question = question_of("q", "Go?")
     question["question"] = "Changed?"  # type: ignore[typeddict-readonly-mutated]
     question.setdefault("header", "x")  # type: ignore[typeddict-readonly-mutated]
+
+
+async def terminal() -> None:
+    # The terminal provider is a provider; its subject factory is a suite factory.
+    from dsh_user_interaction.extra.terminal import TerminalProvider, visible
+    from dsh_user_interaction.extra.terminal.testing import TerminalDriver, terminal_subject
+
+    provider: UserInteractionProvider = TerminalProvider()
+    assert_type(await provider.ask({"questions": []}), AskUserQuestionAnswer)
+    assert_type(visible("\x1b"), str)
+    subject = terminal_subject()
+    assert_type(subject, Subject)
+    assert_type(run_suite(subject_factory=terminal_subject).ok, bool)
+    driver: TerminalDriver = TerminalDriver.__new__(TerminalDriver)
+    assert_type(await driver.is_shown({"questions": []}), bool)

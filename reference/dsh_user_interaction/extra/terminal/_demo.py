@@ -1,0 +1,80 @@
+"""``python -m dsh_user_interaction demo``: one sample batch, asked in this terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Final
+
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    UserInteractionError,
+    UserInteractionService,
+)
+
+from ._provider import TerminalProvider
+
+__all__ = ["DEMO_REQUEST", "run_demo"]
+
+#: The sample batch: a single choice, a multiple choice, free text and a plan review.
+#: The first question's detail holds an ANSI colour sequence and a bidi override,
+#: which the screen shows as escapes.
+DEMO_REQUEST: Final[AskUserQuestionRequest] = {
+    "questions": [
+        {
+            "id": "mode",
+            "header": "Choose Mode",
+            "question": "Which mode should the migration run in?",
+            "detail": "Model text is shown, never interpreted: \x1b[31mred?\x1b[0m \u202eabc",
+            "options": [
+                {"label": "Fast", "description": "Skips the dry run."},
+                {"label": "Safe (Recommended)", "description": "Dry run first, then apply."},
+            ],
+        },
+        {
+            "id": "targets",
+            "question": "Which targets should be rebuilt?",
+            "multiSelect": True,
+            "options": [{"label": "tests"}, {"label": "docs"}, {"label": "bench"}],
+        },
+        {"id": "branch", "question": "Name the release branch."},
+        {
+            "id": "plan-review",
+            "header": "Plan review",
+            "question": "Approve this plan and leave plan mode?",
+            "detail": "# Migrate the store\n\n1. Dry run.\n2. Apply.\n3. Verify the counts.",
+            "intent": {"kind": "plan-review", "approve": "Approve"},
+            "options": [
+                {"label": "Approve", "description": "Leave plan mode; carry out the plan."},
+                {"label": "Keep planning", "description": "Stay in plan mode."},
+            ],
+        },
+    ]
+}
+
+
+async def _ask(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    service = UserInteractionService()
+    provider = TerminalProvider()
+    with service.register_provider(provider):
+        try:
+            return await service.ask(request)
+        finally:
+            await provider.aclose()
+
+
+def run_demo() -> int:
+    """Ask :data:`DEMO_REQUEST` in the terminal; print the answer as compact JSON.
+
+    Exit status 0 with the answer, 1 with ``Error: <message>`` when the batch
+    was dismissed (Esc or Ctrl-C).
+    """
+    try:
+        answer = asyncio.run(_ask(DEMO_REQUEST))
+    except UserInteractionError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps(answer, ensure_ascii=False, separators=(",", ":")))
+    return 0

@@ -1,0 +1,370 @@
+"""The terminal provider: pending asks in a queue, one batch on screen at a time.
+
+Invariants (the ``ask()`` of one request goes through them in order):
+
+* A request whose signal has already aborted raises ``ASK_ABORTED`` and is
+  never queued, so nothing is shown (``PRV-ABORT-1``); after
+  :meth:`TerminalProvider.dispose`, every ask raises ``PROVIDER_DISPOSED``.
+* Asks queue in arrival order; the oldest is on screen unless the human
+  pages to another one (PgUp/PgDn). Each gets a number, shown on its status
+  line, that never changes.
+* An ask leaves the queue, and so the screen, in the very callback that
+  settles it: the answer, a dismissal, the abort listener, the disposal. A
+  cancellation removes it when the cancelled call resumes. The screen is
+  redrawn on the next loop iteration.
+* The prompt_toolkit application runs only while the queue is not empty, in
+  one task of this provider's; it leaves the terminal (erasing what it drew)
+  when the last ask settles, and :meth:`TerminalProvider.aclose` waits for
+  that.
+* When the terminal fails (its input closes, or it cannot be drawn on),
+  every waiting ask raises that error rather than wait for nobody.
+* Cancellation always propagates (``PRV-CANCEL-1``), except when the human's
+  answer was accepted in the same loop iteration: the answer is returned, as
+  :class:`~dsh_user_interaction.ScriptedProvider` does, so it is never lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.filters import Condition, Filter
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout import Dimension, HSplit, Layout, Window
+from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.output import Output
+
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ErrorCode,
+    UserInteractionError,
+)
+
+from ._form import Form
+from ._view import STYLE, help_line, question_body, status_line
+
+__all__ = ["TerminalProvider"]
+
+#: How long a lone Esc waits for the rest of an escape sequence, in seconds.
+ESCAPE_DELAY: Final = 0.05
+
+
+@dataclass(eq=False)
+class _Batch:
+    """One pending ask: its number on screen, its request, its form and its outcome."""
+
+    number: int
+    request: AskUserQuestionRequest
+    form: Form
+    future: asyncio.Future[AskUserQuestionAnswer]
+    removers: list[Callable[[], None]] = field(default_factory=list[Callable[[], None]])
+
+
+def _choose(number: int) -> Callable[[Form], None]:
+    """The action of a number key."""
+
+    def choose(form: Form) -> None:
+        form.number(number)
+
+    return choose
+
+
+class TerminalProvider:
+    """A :class:`~dsh_user_interaction.UserInteractionProvider` in a terminal, on prompt_toolkit.
+
+    *input* and *output* default to the process's terminal; pass a pipe input
+    and an output of your own to drive it from code, as
+    :class:`~dsh_user_interaction.extra.terminal.testing.TerminalDriver` does.
+    The keys are listed in the documentation's "Terminal provider" page.
+    """
+
+    # What the test gallery's broken variants change; not an extension point.
+    _form_type: type[Form] = Form
+    #: What Esc and Ctrl-C raise: the human closed the dialog (PRV-DISMISS-1).
+    _dismissal: ErrorCode = ErrorCode.ASK_CANCELLED
+
+    def __init__(self, *, input: Input | None = None, output: Output | None = None) -> None:
+        self._input = input
+        self._output = output
+        self._queue: list[_Batch] = []
+        #: The batch the human paged to; ``None`` shows the oldest.
+        self._front: _Batch | None = None
+        self._numbers = 0
+        self._disposed = False
+        self._app: Application[None] | None = None
+        self._runner: asyncio.Task[None] | None = None
+
+    # -- the provider protocol ----------------------------------------------------
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """Queue *request*, show it when its turn comes, and return the human's answer.
+
+        Raises ``ASK_ABORTED`` when the signal aborts (or had aborted),
+        ``ASK_CANCELLED`` when the human dismisses the batch, and
+        ``PROVIDER_DISPOSED`` when the provider is disposed first.
+        """
+        signal = request.get("signal")
+        if signal is not None and signal.aborted:
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
+        if self._disposed:
+            raise UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED)
+        self._numbers += 1
+        future: asyncio.Future[AskUserQuestionAnswer] = asyncio.get_running_loop().create_future()
+        batch = _Batch(self._numbers, request, self._form_type(request), future)
+        if signal is not None:
+            batch.removers.append(
+                signal.add_listener(lambda _signal: self._settle(batch, ErrorCode.ASK_ABORTED))
+            )
+        self._queue.append(batch)
+        self._show()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled() and future.exception() is None:
+                # Accepted in the loop iteration the cancellation landed in: the answer wins.
+                return future.result()
+            raise
+        finally:
+            self._forget(batch)
+
+    def number_of(self, request: AskUserQuestionRequest) -> int | None:
+        """The number the status line shows for a pending *request* (``ask #N``), or ``None``.
+
+        For drivers and logs: it tells which of several pending batches with
+        the same questions is which.
+        """
+        return next((b.number for b in self._queue if b.request is request), None)
+
+    @property
+    def pending(self) -> int:
+        """How many asks are queued or on screen."""
+        return len(self._queue)
+
+    def dispose(self) -> None:
+        """Reject every pending ask with ``PROVIDER_DISPOSED``, and refuse new ones.
+
+        The terminal is left on the next loop iteration; await :meth:`aclose`
+        to wait for that.
+        """
+        self._disposed = True
+        for batch in list(self._queue):
+            self._settle(batch, ErrorCode.PROVIDER_DISPOSED)
+
+    async def aclose(self) -> None:
+        """Dispose of the provider and wait until it has left the terminal."""
+        self.dispose()
+        runner = self._runner
+        if runner is not None and not runner.done():
+            done, _ = await asyncio.wait({runner}, timeout=1.0)
+            if not done:
+                runner.cancel()
+                await asyncio.wait({runner})
+
+    # -- settling -----------------------------------------------------------------
+
+    def _settle(self, batch: _Batch, code: ErrorCode) -> None:
+        """End *batch* with *code*, and take it off the screen at once."""
+        if not batch.future.done():
+            batch.future.set_exception(UserInteractionError.of(code))
+        self._forget(batch)
+
+    def _accept(self, batch: _Batch) -> None:
+        """The human answered every question of *batch*: return the answer."""
+        if not batch.future.done():
+            batch.future.set_result(batch.form.answer())
+        self._forget(batch)
+
+    def _forget(self, batch: _Batch) -> None:
+        """Take *batch* off the queue and the screen; leave the terminal if nothing is left."""
+        for remove in batch.removers:
+            remove()
+        batch.removers.clear()
+        if batch not in self._queue:
+            return
+        self._queue.remove(batch)
+        if self._front is batch:
+            self._front = None
+        app = self._app
+        if app is None:
+            return
+        if self._queue:
+            app.invalidate()
+        elif app.future is not None and not app.future.done():
+            app.exit()
+
+    # -- the screen ---------------------------------------------------------------
+
+    @property
+    def _shown(self) -> _Batch | None:
+        if self._front is not None:
+            return self._front
+        return self._queue[0] if self._queue else None
+
+    def _show(self) -> None:
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(
+                self._run(), name="dsh-user-interaction terminal"
+            )
+        elif self._app is not None:
+            self._app.invalidate()
+
+    async def _run(self) -> None:
+        """Run the application while asks are pending; once more if one came as it closed."""
+        while self._queue:
+            app = self._application()
+            self._app = app
+            try:
+                await app.run_async(set_exception_handler=False, handle_sigint=False)
+            except Exception as error:  # noqa: BLE001 - handed to every waiting ask instead
+                # The terminal failed (its input closed: EOFError, or it cannot
+                # be drawn on): no human can answer, so no ask may wait for one.
+                for batch in list(self._queue):
+                    if not batch.future.done():
+                        batch.future.set_exception(error)
+                    self._forget(batch)
+            finally:
+                self._app = None
+
+    def _application(self) -> Application[None]:
+        def status() -> StyleAndTextTuples:
+            batch = self._shown
+            if batch is None:
+                return []
+            return status_line(batch.number, batch.form, len(self._queue) - 1)
+
+        def body() -> StyleAndTextTuples:
+            batch = self._shown
+            return (
+                [] if batch is None else question_body(batch.form.state, batch.request.get("agent"))
+            )
+
+        def keys() -> StyleAndTextTuples:
+            batch = self._shown
+            return [] if batch is None else help_line(batch.form.state)
+
+        editing = Condition(lambda: self._shown is not None and self._shown.form.state.editing)
+        layout = Layout(
+            HSplit(
+                [
+                    Window(FormattedTextControl(status), wrap_lines=True, dont_extend_height=True),
+                    Window(
+                        FormattedTextControl(body),
+                        wrap_lines=True,
+                        # The rest of the screen, without measuring a long body first.
+                        height=Dimension(min=1, preferred=1, weight=1),
+                        always_hide_cursor=~editing,
+                    ),
+                    Window(FormattedTextControl(keys), wrap_lines=True, dont_extend_height=True),
+                ]
+            )
+        )
+        app: Application[None] = Application(
+            layout=layout,
+            key_bindings=self._key_bindings(editing),
+            style=STYLE,
+            full_screen=True,
+            erase_when_done=True,
+            mouse_support=False,
+            input=self._input,
+            output=self._output,
+            # Redraw on the next loop iteration, never later: the screen follows the queue.
+            max_render_postpone_time=None,
+        )
+        app.ttimeoutlen = ESCAPE_DELAY
+        return app
+
+    # -- the keys -----------------------------------------------------------------
+
+    def _key_bindings(self, editing: Condition) -> KeyBindings:
+        bindings = KeyBindings()
+        options = ~editing
+
+        def on(
+            *keys: str | Keys, when: Filter | None = None
+        ) -> Callable[[Callable[[Form], None]], None]:
+            def register(action: Callable[[Form], None]) -> None:
+                def handler(event: KeyPressEvent) -> None:
+                    batch = self._shown
+                    if batch is None:
+                        return
+                    batch.form.state.notice = ""
+                    action(batch.form)
+                    if batch.form.complete:
+                        self._accept(batch)
+
+                bindings.add(*keys, filter=when if when is not None else True)(handler)
+
+            return register
+
+        @bindings.add("escape")
+        @bindings.add("c-c")
+        def _dismiss(event: KeyPressEvent) -> None:
+            batch = self._shown
+            if batch is not None:
+                self._settle(batch, self._dismissal)
+
+        @bindings.add("pagedown")
+        def _next_ask(event: KeyPressEvent) -> None:
+            self._page(1)
+
+        @bindings.add("pageup")
+        def _previous_ask(event: KeyPressEvent) -> None:
+            self._page(-1)
+
+        on("up", when=options)(lambda form: form.move(-1))
+        on("down", when=options)(lambda form: form.move(1))
+        on("left", when=options)(lambda form: form.go(-1))
+        on("right", when=options)(lambda form: form.go(1))
+        on(" ", when=options)(lambda form: form.toggle())
+        on("enter", when=options)(lambda form: form.confirm())
+        on("t", when=options)(lambda form: form.open_text())
+        on("tab", when=options)(lambda form: form.open_text())
+        on("s", when=options)(lambda form: form.skip())
+        for digit in range(1, 10):
+            on(str(digit), when=options)(_choose(digit))
+
+        on("enter", when=editing)(lambda form: form.submit_text())
+        on("tab", when=editing)(lambda form: form.leave_text())
+        on("backspace", when=editing)(lambda form: form.state.text.backspace())
+        on("delete", when=editing)(lambda form: form.state.text.delete())
+        on("left", when=editing)(lambda form: form.state.text.move(-1))
+        on("right", when=editing)(lambda form: form.state.text.move(1))
+        on("home", when=editing)(lambda form: form.state.text.move(-len(form.state.text.text)))
+        on("end", when=editing)(lambda form: form.state.text.move(len(form.state.text.text)))
+        on("c-u", when=editing)(lambda form: form.state.text.clear())
+
+        @bindings.add(Keys.BracketedPaste, filter=editing)
+        @bindings.add(Keys.Any, filter=editing)
+        def _insert(event: KeyPressEvent) -> None:
+            # Note: prompt_toolkit's own paste binding turns CR into LF; pasted and
+            # typed text is inserted exactly as it arrives instead (PRV-TEXT-1).
+            batch = self._shown
+            if batch is None or not event.data:
+                return
+            key = event.key_sequence[0].key
+            if isinstance(key, Keys) and key is not Keys.BracketedPaste:
+                return  # an unbound control or function key, not text
+            batch.form.state.notice = ""
+            self._insert(batch.form, event.data)
+
+        return bindings
+
+    def _insert(self, form: Form, text: str) -> None:
+        """Typed or pasted *text* goes into the field, exactly as it arrived."""
+        form.state.text.insert(text)
+
+    def _page(self, delta: int) -> None:
+        shown = self._shown
+        if shown is None or len(self._queue) < 2:
+            return
+        index = (self._queue.index(shown) + delta) % len(self._queue)
+        self._front = self._queue[index]
+        if self._app is not None:
+            self._app.invalidate()

@@ -545,3 +545,56 @@ def test_a_closed_terminal_input_fails_the_waiting_asks() -> None:
             assert s.provider.pending == 0
 
     run(main)
+
+
+# -- found by review -------------------------------------------------------------
+
+
+def test_invisible_characters_are_escaped_so_labels_never_look_alike() -> None:
+    """Default-ignorable and blank characters outside the format category are escaped too."""
+    assert visible("Yes\u034f") == "Yes<U+034F>"
+    assert visible("Yes\u3164") == "Yes<U+3164>"
+    assert visible("a\ufe0fb\U000e0100c\u2800") == "a<U+FE0F>b<U+E0100>c<U+2800>"
+
+
+def test_alt_with_a_key_does_not_dismiss_the_batch() -> None:
+    """Esc followed by a key (Alt-b) does nothing; only a lone Esc dismisses."""
+
+    async def main() -> None:
+        async with session() as s:
+            task = s.ask(_FREE)
+            await s.shown(_FREE)
+            await s.keys("draft", "\x1bb", " two")
+            assert not task.done()
+            await s.keys(ENTER)
+            answer = await asyncio.wait_for(task, 5)
+            assert answer == {"answers": [{"id": "name", "selected": [], "custom": "draft two"}]}
+
+    run(main)
+
+
+def test_the_driver_sends_long_text_without_blocking_the_loop() -> None:
+    """PRV-TEXT-1, long strings: 70,000 typed characters arrive whole; the pipe never fills."""
+    from dsh_user_interaction_conformance import TypeText
+
+    async def main() -> None:
+        async with session() as s:
+            task = s.ask(_FREE)
+            text = "z" * 70_000
+            await asyncio.wait_for(s.driver.perform(_FREE, [TypeText(text)]), 15)
+            answer = await asyncio.wait_for(task, 5)
+            assert answer == {"answers": [{"id": "name", "selected": [], "custom": text}]}
+
+    run(main)
+
+
+def test_a_direct_ask_without_questions_is_empty_questions() -> None:
+    """Called directly (not through a service), an empty batch raises its code, not IndexError."""
+
+    async def main() -> None:
+        async with session() as s:
+            with pytest.raises(UserInteractionError) as raised:
+                await s.provider.ask({"questions": []})
+            assert raised.value.code is ErrorCode.EMPTY_QUESTIONS
+
+    run(main)

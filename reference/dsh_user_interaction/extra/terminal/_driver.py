@@ -58,6 +58,8 @@ ESCAPE: Final = "\x1b"
 CTRL_C: Final = "\x03"
 PASTE_START: Final = "\x1b[200~"
 PASTE_END: Final = "\x1b[201~"
+#: At most this many characters are written to the keyboard pipe at once.
+_CHUNK: Final = 4096
 #: Text at least this long is pasted, as a human would, even when it could be typed.
 PASTE_FROM: Final = 40
 
@@ -246,7 +248,17 @@ class TerminalDriver:
 
                 await self._until(f"question {position}/{count}", there)
                 await self.settled()
-                self.keyboard.send_text(self._keys(question, action, position))
+                await self._send(self._keys(question, action, position))
+
+    async def _send(self, keys: str) -> None:
+        """Send *keys* in chunks, letting the loop read each before the next.
+
+        The pipe holds about 64 KB; one write of more, from the loop's own
+        thread, would block it with nobody reading.
+        """
+        for start in range(0, len(keys), _CHUNK):
+            self.keyboard.send_text(keys[start : start + _CHUNK])
+            await asyncio.sleep(0)
 
     def _keys(self, question: AskUserQuestionItem, action: Action, position: int) -> str:
         """The keys for *action* on a question shown fresh (highlight on the first option)."""

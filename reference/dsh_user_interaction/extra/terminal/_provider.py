@@ -113,6 +113,9 @@ class TerminalProvider:
         signal = request.get("signal")
         if signal is not None and signal.aborted:
             raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
+        if not request["questions"]:
+            # A service never passes this on (SVC-ORDER-2); a direct caller gets its code.
+            raise UserInteractionError.of(ErrorCode.EMPTY_QUESTIONS)
         if self._disposed:
             raise UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED)
         self._numbers += 1
@@ -278,6 +281,8 @@ class TerminalProvider:
             max_render_postpone_time=None,
         )
         app.ttimeoutlen = ESCAPE_DELAY
+        # A lone Esc is a prefix of the Alt bindings; after this long it dismisses.
+        app.timeoutlen = ESCAPE_DELAY
         return app
 
     # -- the keys -----------------------------------------------------------------
@@ -302,6 +307,12 @@ class TerminalProvider:
                 bindings.add(*keys, filter=when if when is not None else True)(handler)
 
             return register
+
+        @bindings.add("escape", Keys.Any)
+        def _meta_key(event: KeyPressEvent) -> None:
+            # Alt with a key (Alt-b, say, out of habit in the text field) arrives as
+            # Esc and that key: it does nothing, so only a lone Esc dismisses.
+            return
 
         @bindings.add("escape")
         @bindings.add("c-c")

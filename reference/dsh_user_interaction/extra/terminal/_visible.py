@@ -24,10 +24,25 @@ Segment = tuple[bool, str]
 _NAMED: Final = {"\t": "\\t", "\r": "\\r", "\n": "\\n"}
 #: Categories whose characters a terminal could act on, or that hide or reorder text.
 _HIDDEN: Final = frozenset({"Cf", "Zl", "Zp", "Co", "Cn", "Cs"})
+#: Characters outside those categories that draw nothing, so two labels could look
+#: alike: Unicode's default-ignorable code points that are not format characters
+#: (the combining grapheme joiner, Hangul fillers, variation selectors, Mongolian
+#: free variation selectors), and the blank braille pattern.
+_INVISIBLE: Final = frozenset(
+    chr(code)
+    for first, last in (
+        (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+        (0x2800, 0x2800), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0),
+        (0xE0100, 0xE01EF),
+    )
+    for code in range(first, last + 1)
+)  # fmt: skip
 
 
 def _escape(char: str) -> str | None:
     """The escape for *char*, or ``None`` when it is shown as itself."""
+    if char in _INVISIBLE:
+        return f"<U+{ord(char):04X}>"
     category = unicodedata.category(char)
     if category == "Cc":
         return _NAMED.get(char) or f"\\x{ord(char):02x}"
@@ -42,7 +57,7 @@ def segments(text: str, *, lines: bool = False) -> tuple[Segment, ...]:
 
     Cached: the screen redraws the same texts on every key.
     """
-    if text.isprintable():  # no control, format, separator or unassigned character
+    if text.isprintable() and _INVISIBLE.isdisjoint(text):  # nothing hidden or controlling
         return ((False, text),) if text else ()
     out: list[Segment] = []
     plain: list[str] = []

@@ -581,7 +581,7 @@ def test_the_driver_sends_long_text_without_blocking_the_loop() -> None:
         async with session() as s:
             task = s.ask(_FREE)
             text = "z" * 70_000
-            await asyncio.wait_for(s.driver.perform(_FREE, [TypeText(text)]), 15)
+            await asyncio.wait_for(s.driver.perform(_FREE, (TypeText(text),)), 15)
             answer = await asyncio.wait_for(task, 5)
             assert answer == {"answers": [{"id": "name", "selected": [], "custom": text}]}
 

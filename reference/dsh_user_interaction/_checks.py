@@ -73,10 +73,6 @@ def _is_list(value: object) -> TypeIs[list[object] | tuple[object, ...]]:
     return type(value) is list or isinstance(value, _SEQUENCES)
 
 
-def _type_name(value: object) -> str:
-    return type_name(value)
-
-
 def _bad_request(message: str) -> UserInteractionError:
     return UserInteractionError(message, ErrorCode.BAD_REQUEST)
 
@@ -383,14 +379,14 @@ def _answer_violations(
 
     # ANS-SHAPE-1
     if not _is_mapping(answer):
-        add("ANS-SHAPE-1", None, f"answer must be a mapping, got {_type_name(answer)}")
+        add("ANS-SHAPE-1", None, f"answer must be a mapping, got {type_name(answer)}")
         return
     if not answer.keys() <= _ANSWER_KEYS:
         extra = _name_keys(key for key in answer if key not in _ANSWER_KEYS)
         add("ANS-KEYS-1", None, f"answer has keys besides answers: {extra}")
     items: object = answer.get("answers")
     if not isinstance(items, list):
-        got = "nothing" if "answers" not in answer else _type_name(items)
+        got = "nothing" if "answers" not in answer else type_name(items)
         add("ANS-SHAPE-1", None, f"answer.answers must be a list, got {got}")
         return
     questions = request["questions"]
@@ -417,7 +413,7 @@ def _item_violations(
         add(
             "ANS-SHAPE-1",
             question_id,
-            f"answers[{index}] must be a mapping, got {_type_name(item)}",
+            f"answers[{index}] must be a mapping, got {type_name(item)}",
         )
         return
     if not item.keys() <= _ITEM_KEYS:
@@ -426,7 +422,7 @@ def _item_violations(
     # ANS-ORDER-1, judged by str itself: a str subclass cannot pass for another id
     item_id: object = item.get("id")
     if not (isinstance(item_id, str) and str.__eq__(item_id, question_id) is True):
-        got = quote(item_id) if isinstance(item_id, str) else _type_name(item_id)
+        got = quote(item_id) if isinstance(item_id, str) else type_name(item_id)
         add(
             "ANS-ORDER-1",
             question_id,
@@ -436,7 +432,7 @@ def _item_violations(
     selected: object = item.get("selected")
     labels: list[str] = []
     if not isinstance(selected, list):
-        got = "nothing" if "selected" not in item else _type_name(selected)
+        got = "nothing" if "selected" not in item else type_name(selected)
         add(
             "ANS-SEL-1",
             question_id,
@@ -447,7 +443,7 @@ def _item_violations(
             if isinstance(label, str):
                 labels.append(str.__str__(label))  # the plain text, compared exactly
             else:
-                got = _type_name(label)
+                got = type_name(label)
                 add(
                     "ANS-SEL-1",
                     question_id,
@@ -484,7 +480,7 @@ def _item_violations(
             add(
                 "ANS-CUSTOM-1",
                 question_id,
-                f"answers[{index}].custom must be a string, got {_type_name(custom)}",
+                f"answers[{index}].custom must be a string, got {type_name(custom)}",
             )
         elif is_blank(custom):
             add(

@@ -102,9 +102,6 @@ class _NonFinite:
         self.token = token
 
 
-_type_name = type_name
-
-
 def _plain_str(value: str) -> str:
     # A str subclass may override every method; the plain copy is what was sent.
     return str.__str__(value)
@@ -178,8 +175,8 @@ def _kind(value: object, path: tuple[str | int, ...]) -> tuple[int, object]:
     except JsonError:
         raise
     except Exception as error:  # noqa: BLE001 - hostile values become errors
-        raise JsonError(path, f"could not be read: {_type_name(error)}") from None
-    raise JsonError(path, f"a {_type_name(value)} is not a JSON value")
+        raise JsonError(path, f"could not be read: {type_name(error)}") from None
+    raise JsonError(path, f"a {type_name(value)} is not a JSON value")
 
 
 def _children(
@@ -210,11 +207,11 @@ def _children(
             elif isinstance(key, str):
                 pairs.append((_plain_str(key), item))
             else:
-                raise JsonError(path, f"object keys must be strings, got {_type_name(key)}")
+                raise JsonError(path, f"object keys must be strings, got {type_name(key)}")
     except JsonError:
         raise
     except Exception as error:  # noqa: BLE001 - hostile containers become errors
-        raise JsonError(path, f"could not be read: {_type_name(error)}") from None
+        raise JsonError(path, f"could not be read: {type_name(error)}") from None
     return pairs
 
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
 import dsh_user_interaction
+from dsh_user_interaction.extra.stdio import ChildFailed
 
-from . import _engine
+from . import _engine, _harness
 from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
 from ._runner import Report, RequirementResult, check_baseline, factory_name, run_suite
 from ._subject import declared_capabilities
@@ -59,6 +60,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--service", metavar="MODULE:ATTR", help="zero-argument factory returning a service"
+    )
+    parser.add_argument(
+        "--provider-cmd",
+        metavar="CMD",
+        help="a command whose process serves a provider over the harness protocol",
+    )
+    parser.add_argument(
+        "--service-cmd",
+        metavar="CMD",
+        help="a command whose process serves a service over the harness protocol",
+    )
+    parser.add_argument(
+        "-V",
+        "--validate-protocol",
+        action="store_true",
+        help="check every harness message against the protocol's JSON Schema",
     )
     parser.add_argument(
         "--profile", choices=sorted(PROFILES), default="default", help="how many examples"
@@ -251,12 +268,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         unknown = set(args.only) - {c.name for c in CHECKS}
         if unknown:
             raise _UsageError(f"--only: unknown check {sorted(unknown)[0]!r}; see --list")
+        for given, command in (("--provider", "--provider-cmd"), ("--service", "--service-cmd")):
+            if getattr(args, given[2:]) and getattr(args, command[2:].replace("-", "_")):
+                raise _UsageError(f"{given} and {command} name the same subject: give one")
+        if args.validate_protocol and not (args.provider_cmd or args.service_cmd):
+            raise _UsageError("-V checks harness messages: give --provider-cmd or --service-cmd")
         subject = _load(args.provider, "--provider") if args.provider else None
         service = _load(args.service, "--service") if args.service else None
         baseline = _baseline(args.baseline) if args.baseline else None
     except _UsageError as error:
         sys.stderr.write(f"{PROG}: error: {error}\n")
         return 2
+    children: list[_harness.HarnessSubjects | _harness.HarnessServices] = []
+    try:
+        if args.provider_cmd:
+            subject = _child(_harness.HarnessSubjects, args.provider_cmd, args, "--provider-cmd")
+            children.append(subject)
+        if args.service_cmd:
+            service = _child(_harness.HarnessServices, args.service_cmd, args, "--service-cmd")
+            children.append(service)
+    except _UsageError as error:
+        for child in children:
+            child.close()
+        sys.stderr.write(f"{PROG}: error: {error}\n")
+        return 2
+    try:
+        return _run(args, args_list, subject, service, baseline, children)
+    finally:
+        for child in children:
+            child.close()
+
+
+def _child(
+    kind: type[_harness.HarnessSubjects | _harness.HarnessServices],
+    command: str,
+    args: argparse.Namespace,
+    option: str,
+) -> _harness.HarnessSubjects | _harness.HarnessServices:
+    try:
+        return kind(command, bound=args.bound, validate=args.validate_protocol)
+    except ValueError as error:
+        raise _UsageError(f"{option}: {error}") from None
+    except ChildFailed as error:
+        raise _UsageError(f"{option}: {error}") from None
+
+
+def _run(  # noqa: PLR0917 - one private call, in one place
+    args: argparse.Namespace,
+    args_list: list[str],
+    subject: Callable[[], Any] | None,
+    service: Callable[[], Any] | None,
+    baseline: dict[str, str] | None,
+    children: Sequence[_harness.HarnessSubjects | _harness.HarnessServices],
+) -> int:
     kinds = ["binding"]
     if subject is not None or service is None:
         kinds.insert(0, "provider")
@@ -294,9 +358,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         faulthandler.cancel_dump_traceback_later()
         _engine.on_example.remove(_watchdog)
     printer.summary(report, time.perf_counter() - started)
+    protocol = [problem for child in children for problem in child.protocol_errors]
+    if protocol:
+        sys.stdout.write(f"\nharness protocol: {len(protocol)} problem(s); the first ones:\n")
+        for problem in protocol[:10]:
+            sys.stdout.write(f"  {problem}\n")
+        sys.stdout.write("FAILED (protocol)\n")
     if args.json is not None:
-        args.json.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
-    return 0 if report.ok else 1
+        found = report.as_dict()
+        if children:
+            found["protocol"] = {"ok": not protocol, "problems": protocol[:100]}
+        args.json.write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8")
+    return 0 if report.ok and not protocol else 1
 
 
 def _watchdog(patience: float) -> None:

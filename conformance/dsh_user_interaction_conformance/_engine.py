@@ -40,7 +40,7 @@ import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
@@ -50,7 +50,7 @@ from hypothesis.reporting import with_reporter
 from ._capabilities import Capabilities
 from ._loop import run_bounded
 from ._registry import requirements
-from ._subject import Service, Subject
+from ._subject import Remote, Service, Subject
 
 __all__ = [
     "CHECKS",
@@ -280,6 +280,8 @@ class Example:
         #: The requirement a hang now would break, and what is being waited for.
         self.waiting: tuple[str, str] = (check.requirements[0], "the example")
         self._frozen = False
+        #: Subjects in other processes (see :class:`Remote`), read after the example.
+        self.remotes: list[Remote] = []
 
     def stage(self, requirement: str, what: str) -> None:
         """Say what the scenario waits for next; a hang there fails *requirement*."""
@@ -363,8 +365,17 @@ class Example:
             )
         if made.aclose is not None:
             self._closers.append(made.aclose)
+        self._watch(made.provider)
         self._runtime.subject_names.add(made.name)
         return made
+
+    def _watch(self, made: object) -> None:
+        try:
+            remote = isinstance(made, Remote)
+        except Exception:  # noqa: BLE001 - a hostile subject is judged by the checks, not here
+            remote = False
+        if remote:
+            self.remotes.append(made)  # type: ignore[arg-type] # checked just above
 
     async def service(self) -> Service:
         """A fresh service from the factory."""
@@ -380,6 +391,10 @@ class Example:
                 "service",
             )
         service: Service = made  # type: ignore[assignment] # checked structurally above
+        closer: object = getattr(made, "aclose", None)
+        if callable(closer):
+            self._closers.append(cast("Callable[[], Awaitable[object]]", closer))
+        self._watch(made)
         return service
 
     async def teardown(self) -> None:
@@ -475,6 +490,10 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         problems: list[tuple[str, str]] = list(state.failures)
         slow = False
         kind = item.kind if item.kind != "binding" else "service"
+        lines = draws.lines
+        for remote in state.remotes:
+            problems.extend(_findings(remote, LEAK_REQUIREMENT[kind]))
+            lines = [*lines, "transcript (both directions, oldest first):", *_transcript(remote)]
         if item.kind != "binding" and result.settled:
             state.judged.update((LOOP_REQUIREMENT[kind], LEAK_REQUIREMENT[kind]))
         if result.stall > runtime.stall_limit:
@@ -516,7 +535,7 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             )
         fresh = [(r, m) for r, m in problems if r not in attempt.masked]
         for requirement, message in fresh:
-            record(requirement, message, draws.lines, shrunk=not slow)
+            record(requirement, message, lines, shrunk=not slow)
         for requirement in state.judged:
             attempt.judged[requirement] += 1
         if slow:
@@ -546,6 +565,20 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         if setup_errors is not None:
             first: Any = setup_errors.exceptions[0]
             raise first.error from None
+
+
+def _findings(remote: Remote, leak: str) -> list[tuple[str, str]]:
+    try:
+        return list(remote.findings())
+    except Exception as error:  # noqa: BLE001 - reported against the leak requirement
+        return [(leak, f"the subject's findings() raised {error!r}")]
+
+
+def _transcript(remote: Remote) -> list[str]:
+    try:
+        return [f"  {line}" for line in remote.transcript()]
+    except Exception as error:  # noqa: BLE001 - a report line, no verdict
+        return [f"  (the subject's transcript() raised {error!r})"]
 
 
 #: Called before every example; the command line arms a last-resort watchdog here.

@@ -285,7 +285,11 @@ def provider_answers(draw: Draws, setup: Setup) -> Scenario:
     "provider-lifecycle",
     "PRV-ABORT-1", "PRV-ABORT-2", "PRV-CANCEL-1", "PRV-DISMISS-1", "ERR-MSG-1",
     kind="provider",
-    gates={"PRV-DISMISS-1": lambda c: c.can_dismiss, "ERR-MSG-1": lambda c: c.can_dismiss},
+    gates={
+        "PRV-DISMISS-1": lambda c: c.can_dismiss,
+        "ERR-MSG-1": lambda c: c.can_dismiss,
+        "PRV-CANCEL-1": lambda c: c.cancellable,
+    },
     parts=4,
 )  # fmt: skip
 def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
@@ -393,7 +397,7 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
             await aborted(example)
         if setup.capabilities.can_dismiss and not example.done_with("PRV-DISMISS-1", "ERR-MSG-1"):
             await dismissed(example)
-        if not example.done_with("PRV-CANCEL-1"):
+        if setup.capabilities.cancellable and not example.done_with("PRV-CANCEL-1"):
             await cancelled(example)
 
     return scenario

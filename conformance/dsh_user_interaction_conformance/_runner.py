@@ -20,7 +20,7 @@ import math
 import os
 import random
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import dsh_user_interaction
@@ -244,7 +244,12 @@ def run_suite(
     check_baseline(baseline or {})
     subjects_from: Callable[[], object] = subject_factory or reference_subject
     services_from: Callable[[], object] = service_factory or reference_service
-    capabilities = capabilities or declared_capabilities(subjects_from) or Capabilities()
+    if capabilities is None:
+        capabilities = declared_capabilities(subjects_from) or Capabilities()
+        service_declared = declared_capabilities(services_from)
+        if service_declared is not None and not service_declared.cancellable:
+            # A service in a language without call cancellation (HAR-CANCEL-2).
+            capabilities = replace(capabilities, cancellable=False)
     if seed is None and not _ci():
         seed = random.randrange(2**32)  # noqa: S311 - a test seed
     runtime = Runtime(

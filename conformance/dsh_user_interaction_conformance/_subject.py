@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from dsh_user_interaction import (
     AskUserQuestionAnswerItem,
@@ -21,6 +21,7 @@ from ._capabilities import Capabilities
 
 __all__ = [
     "Driver",
+    "Remote",
     "ScriptedDriver",
     "Service",
     "ServiceFactory",
@@ -63,6 +64,27 @@ class Driver(Protocol):
         ...
 
 
+@runtime_checkable
+class Remote(Protocol):
+    """A provider or service that runs in another process, as the harness's proxies do.
+
+    The engine reads both after each example that built it: :meth:`findings`
+    are judged with the example, and a failure's report ends with the
+    :meth:`transcript`. A Python subject has neither.
+    """
+
+    def findings(self) -> list[tuple[str, str]]:
+        """(requirement, message) pairs found outside any check.
+
+        A blocked loop in the child, say, or what it left after ``close``.
+        """
+        ...
+
+    def transcript(self) -> list[str]:
+        """The messages of the example, both directions, oldest first."""
+        ...
+
+
 @dataclass
 class Subject:
     """A provider under test, with the driver that plays its human."""
@@ -87,7 +109,8 @@ Service = UserInteractionSeam
 #: once per generated example, inside that example's running event loop.
 SubjectFactory = Callable[[], Subject | Awaitable[Subject]]
 #: Builds a fresh service (anything with ``register_provider`` and ``ask``),
-#: synchronously or as a coroutine, inside the example's running loop.
+#: synchronously or as a coroutine, inside the example's running loop. A
+#: service with an ``aclose()`` coroutine method is closed after each example.
 ServiceFactory = Callable[[], Service | Awaitable[Service]]
 
 F = TypeVar("F", bound=Callable[[], Any])

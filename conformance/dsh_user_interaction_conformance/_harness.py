@@ -1,0 +1,308 @@
+"""Subjects in other processes: the suite's side of ``spec/harness.md``.
+
+:class:`HarnessSubjects` and :class:`HarnessServices` are the factories
+behind ``--provider-cmd`` and ``--service-cmd``. Each starts one child at
+construction (before any example runs, so no example starts a thread) and
+opens one fresh subject in it per example. The proxies they return are
+ordinary providers, drivers and services, so every check runs unchanged;
+what a check cannot see across the pipe (a blocked loop in the child, what
+it leaves after ``close``, a synchronous throw) the proxies report through
+:meth:`findings`, and the engine judges it with the example.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Self
+
+import dsh_user_interaction
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    UserInteractionProvider,
+)
+from dsh_user_interaction.extra.stdio import ChildFailed, Connection, Session
+from dsh_user_interaction.extra.stdio._values import as_object
+
+from ._behaviour import Behaviour, Dismiss, Nothing, Skip, TypeText
+from ._capabilities import Capabilities
+from ._subject import Subject
+
+__all__ = [
+    "HarnessServices",
+    "HarnessSubjects",
+    "RemoteDriver",
+    "RemoteProvider",
+    "RemoteService",
+    "protocol_validator",
+]
+
+_CAPABILITY_FIELDS: Final = tuple(
+    name for name in Capabilities.__dataclass_fields__ if name != "cancellable"
+)
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    name = "harness.schema.json"
+    packaged = resources.files("dsh_user_interaction_conformance") / "spec" / "schema" / name
+    if packaged.is_file():
+        text = packaged.read_text(encoding="utf-8")
+    else:  # an editable install runs from the source tree
+        text = (Path(__file__).resolve().parents[2] / "spec" / "schema" / name).read_text("utf-8")
+    found: dict[str, Any] = json.loads(text)
+    return found
+
+
+def protocol_validator() -> Any:  # noqa: ANN401 - a Validator, typed by the session module
+    """A validator of messages against ``schema/harness.schema.json`` (``HAR-VALIDATE-1``).
+
+    Called with a direction (``"to-child"``, ``"from-child"`` or ``"hello"``,
+    the hello value) and a message; returns the schema's complaint or ``None``.
+    """
+    try:
+        import jsonschema  # noqa: PLC0415 - only -V needs it
+    except ImportError as missing:  # pragma: no cover - a conformance extra dependency
+        raise RuntimeError(
+            "-V needs jsonschema: pip install 'dsh-user-interaction[conformance]'"
+        ) from missing
+    schema = _schema()
+    library: Any = jsonschema  # its stubs leave parts unknown
+    validators: dict[str, Any] = {
+        direction: library.Draft202012Validator(
+            {**schema, "anyOf": [{"$ref": f"#/$defs/{target}"}]}
+        )
+        for direction, target in (
+            ("to-child", "to-child"),
+            ("from-child", "from-child"),
+            ("hello", "hello_result"),
+        )
+    }
+
+    def validate(direction: str, message: dict[str, Any]) -> str | None:
+        found: Any = library.exceptions.best_match(validators[direction].iter_errors(message))
+        if found is None:
+            return None
+        path: list[object] = list(found.absolute_path)
+        where = "".join(f"[{p!r}]" for p in path) or "the message"
+        text = str(found.message)
+        return f"{where}: {text[:300]} (HAR-VALIDATE-1)"
+
+    return validate
+
+
+def _behaviour(behaviour: Behaviour) -> dict[str, Any]:
+    if isinstance(behaviour, Dismiss):
+        return {"kind": "dismiss"}
+    if isinstance(behaviour, Nothing):
+        return {"kind": "nothing"}
+    actions: list[dict[str, Any]] = []
+    for action in behaviour:
+        if isinstance(action, Skip):
+            actions.append({"do": "skip"})
+        elif isinstance(action, TypeText):
+            actions.append({"do": "type", "text": action.text, "labels": list(action.labels)})
+        else:
+            actions.append({"do": "pick", "labels": list(action.labels)})
+    return {"kind": "actions", "actions": actions}
+
+
+class _Remote:
+    """What a proxy reports beyond its calls: the engine reads these after each example."""
+
+    def __init__(self, session: Session, kind: str) -> None:
+        self._session = session
+        self._kind = kind
+
+    def findings(self) -> list[tuple[str, str]]:
+        """(requirement, message) pairs the harness found in this example."""
+        session = self._session
+        found = list(session.findings)
+        limit = min(0.5, session.bound)
+        if session.stall > limit:
+            loop = "PRV-LOOP-1" if self._kind == "provider" else "SVC-LOOP-1"
+            found.append(
+                (
+                    loop,
+                    f"the child answered a ping only after {session.stall:.2f} s: "
+                    "its event loop was blocked",
+                )
+            )
+        return found
+
+    def transcript(self) -> list[str]:
+        """The messages of this example, both directions, in order (the newest 80)."""
+        return list(self._session.transcript)
+
+
+class RemoteProvider(_Remote):
+    """The child's provider, as a Python provider."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """``ask`` in the child; its answer, or its error raised here."""
+        return await self._session.ask("ask", request, mirror=True)  # type: ignore[return-value] # judged by the checks
+
+
+class RemoteDriver:
+    """The child's driver, as a Python driver."""
+
+    def __init__(self, session: Session, capabilities: Capabilities) -> None:
+        self._session = session
+        self.capabilities = capabilities
+
+    async def perform(self, request: AskUserQuestionRequest, behaviour: Behaviour) -> None:
+        """``perform`` in the child."""
+        await self._session.ask("perform", request, extra={"behaviour": _behaviour(behaviour)})
+
+    async def is_shown(self, request: AskUserQuestionRequest) -> bool:
+        """``is_shown`` in the child, within the bound."""
+        shown = await self._session.ask("is_shown", request, bound=self._session.bound)
+        if type(shown) is not bool:
+            raise ChildFailed(f"is_shown returned {shown!r}, not a boolean")
+        return shown
+
+
+class RemoteRegistration:
+    """A registration in the child's service."""
+
+    def __init__(self, session: Session, handle: str) -> None:
+        self._session = session
+        self._handle = handle
+
+    def dispose(self) -> None:
+        """``dispose`` in the child, synchronously, as Python's seam does."""
+        session = self._session
+        params = {"subject": session.subject, "registration": self._handle}
+        reply = session.call_sync("dispose", params, settles=True)
+        if reply.type == "throw":
+            raise session.codec.decode_error(reply.message.get("error"), "error")
+
+    def __call__(self) -> None:
+        self.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.dispose()
+
+
+class RemoteService(_Remote):
+    """The child's service, as a Python service."""
+
+    def register_provider(self, provider: UserInteractionProvider, /) -> RemoteRegistration:
+        """``register`` in the child, synchronously; the suite's *provider* answers its calls."""
+        session = self._session
+        handle = session.codec.remember(provider)
+        session.providers[handle] = provider
+        reply = session.call_sync("register", {"subject": session.subject, "provider": handle})
+        if reply.type == "throw":
+            raise session.codec.decode_error(reply.message.get("error"), "error")
+        value = as_object(reply.message.get("value")) or {}
+        registration = value.get("registration")
+        if type(registration) is not str:
+            raise ChildFailed(f"register gave {value!r}, not a registration handle")
+        return RemoteRegistration(session, registration)
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """``ask`` in the child."""
+        return await self._session.ask("ask", request)  # type: ignore[return-value] # judged by the checks
+
+    async def aclose(self) -> None:
+        """``close`` the subject; the engine calls it after each example."""
+        await self._session.aclose("SVC-LEAK-1")
+
+
+class _Factory:
+    """A child for the whole run, and a fresh subject in it per example."""
+
+    role: str = ""
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        bound: float = 1.0,
+        validate: bool = False,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise ValueError("the command is empty")
+        self.command = shlex.join(argv)
+        self.connection = Connection(
+            argv,
+            role=self.role,
+            bound=bound,
+            validate=protocol_validator() if validate else None,
+            suite=dsh_user_interaction.__version__,
+            spec=dsh_user_interaction.SPEC_VERSION,
+            cwd=cwd,
+            env=env,
+        )
+        try:
+            hello = self.connection.connect()
+        except BaseException:
+            self.connection.close()
+            raise
+        declared: dict[str, Any] = hello.get("capabilities") or {}
+        flags = {name: declared.get(name) is not False for name in _CAPABILITY_FIELDS}
+        self.capabilities = replace(Capabilities(**flags), cancellable=self.connection.cancellable)
+        self.__qualname__ = f"{self.connection.name} ({self.command})"
+        self.__module__ = ""
+
+    @property
+    def protocol_errors(self) -> list[str]:
+        """Every protocol problem seen so far (``HAR-LINE-2``, ``HAR-VALIDATE-1``)."""
+        return list(self.connection.protocol_errors)
+
+    async def _open(self) -> Session:
+        return await self.connection.open(asyncio.get_running_loop())
+
+    def close(self) -> None:
+        """Stop the child."""
+        self.connection.close()
+
+
+class HarnessSubjects(_Factory):
+    """A subject factory for a provider (and its driver) in a child process.
+
+    The child's ``hello`` declares the capabilities, so ``run_suite`` needs
+    no ``capabilities`` argument for it.
+    """
+
+    role = "provider"
+
+    async def __call__(self) -> Subject:
+        """Open a fresh subject in the child."""
+        session = await self._open()
+        return Subject(
+            provider=RemoteProvider(session, "provider"),
+            driver=RemoteDriver(session, self.capabilities),
+            name=session.name,
+            aclose=lambda: session.aclose("PRV-LEAK-1"),
+        )
+
+
+class HarnessServices(_Factory):
+    """A service factory for a service in a child process."""
+
+    role = "service"
+
+    async def __call__(self) -> RemoteService:
+        """Open a fresh service in the child."""
+        return RemoteService(await self._open(), "service")

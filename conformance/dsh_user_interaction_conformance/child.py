@@ -1,0 +1,365 @@
+"""Serve a Python provider or service over the harness protocol (``spec/harness.md``).
+
+``python -m dsh_user_interaction_conformance.child --provider MODULE:ATTR``
+(or ``--service MODULE:ATTR``) runs the child side of the protocol on
+standard input and output, for the same factories ``--provider`` and
+``--service`` take. The suite run against it through ``--provider-cmd``
+judges exactly what it judges in-process, so this module is the harness's
+own proof: the reference passes through it, and a broken subject fails
+through it with the same requirement. It is also a template for adapters in
+other languages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import inspect
+import itertools
+import json
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, BinaryIO, NoReturn, cast
+
+import dsh_user_interaction
+from dsh_user_interaction import AbortSignal, AskUserQuestionRequest
+from dsh_user_interaction.extra.stdio import PROTOCOL_VERSION, WireError
+from dsh_user_interaction.extra.stdio._values import Codec, as_object
+
+from ._behaviour import Action, Behaviour, Dismiss, Nothing, Pick, Skip, TypeText
+from ._subject import declared_capabilities
+
+__all__ = ["main", "serve"]
+
+
+def _behaviour(wire: object) -> Behaviour:
+    found = as_object(wire)
+    if found is None:
+        raise WireError("behaviour: not an object")
+    kind = found.get("kind")
+    if kind == "dismiss":
+        return Dismiss()
+    if kind == "nothing":
+        return Nothing()
+    actions: list[Action] = []
+    listed: object = found.get("actions")
+    for raw in cast("list[object]", listed) if type(listed) is list else []:
+        action = as_object(raw) or {}
+        labels = tuple(action.get("labels") or ())
+        if action.get("do") == "skip":
+            actions.append(Skip())
+        elif action.get("do") == "type":
+            actions.append(TypeText(str(action.get("text")), labels))
+        elif action.get("do") == "pick":
+            actions.append(Pick(labels))
+        else:
+            raise WireError(f"behaviour: unknown action {action!r}")
+    return tuple(actions)
+
+
+class _Subject:
+    """One subject of the child: its objects, its codec, its pending work."""
+
+    def __init__(self, made: object, codec: Codec) -> None:
+        self.made = made
+        self.codec = codec
+        self.registrations: dict[str, object] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+
+
+class _SuiteProvider:
+    """The suite's provider, as a service subject sees it: calls go back to the suite."""
+
+    def __init__(self, child: _Child, subject: _Subject, handle: str) -> None:
+        self._child = child
+        self._subject = subject
+        self._handle = handle
+
+    async def ask(self, request: AskUserQuestionRequest) -> object:
+        codec = self._subject.codec
+        encoded, handle = codec.encode_top(request)
+        params: dict[str, Any] = {"provider": self._handle, "request": encoded}
+        if handle is not None:
+            params["handle"] = handle
+        call_id, future = self._child.call("provider.ask", params, codec)
+        try:
+            reply = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            # The service cancelled its provider: tell the suite, then take its last word.
+            self._child.write({"type": "notify", "method": "cancel", "params": {"id": call_id}})
+            reply = await future
+            if reply.get("type") == "cancelled":
+                raise
+        return self._child.outcome(reply, codec)
+
+
+class _Child:
+    """The child side: reads the suite's messages, serves them, writes the replies."""
+
+    def __init__(self, factory: Callable[[], object], role: str, out: BinaryIO) -> None:
+        self.factory = factory
+        self.role = role
+        self.out = out
+        self.subjects: dict[str, _Subject] = {}
+        self.calls: dict[str, asyncio.Task[None]] = {}
+        self.cancelled: set[str] = set()
+        self.pending: dict[str, tuple[asyncio.Future[dict[str, Any]], Codec]] = {}
+        self._ids = itertools.count(1)
+        self._handles = itertools.count(1)
+        self._counts: dict[tuple[int, str], int] = {}
+
+    def mint(self) -> str:
+        return f"c{next(self._handles)}"
+
+    # -- writing ---------------------------------------------------------
+
+    def write(self, message: dict[str, Any]) -> None:
+        lines = [*self._listener_changes(), message]
+        data = b"".join(
+            (json.dumps(m, ensure_ascii=True, separators=(",", ":")) + "\n").encode() for m in lines
+        )
+        self.out.write(data)
+        self.out.flush()
+
+    def _listener_changes(self) -> list[dict[str, Any]]:
+        """``listeners`` for every suite signal whose count changed (``HAR-SIGNAL-2``)."""
+        changes: list[dict[str, Any]] = []
+        for subject in self.subjects.values():
+            for handle, controller in subject.codec.controllers.items():
+                signal: AbortSignal = controller.signal
+                count = 0 if signal.aborted else signal.listener_count
+                key = (id(subject), handle)
+                if self._counts.get(key, 0) != count:
+                    self._counts[key] = count
+                    params = {"signal": handle, "count": count}
+                    changes.append({"type": "notify", "method": "listeners", "params": params})
+        return changes
+
+    def call(
+        self, method: str, params: dict[str, Any], codec: Codec
+    ) -> tuple[str, asyncio.Future[dict[str, Any]]]:
+        call_id = f"k{next(self._ids)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[call_id] = (future, codec)
+        self.write({"type": "call", "id": call_id, "method": method, "params": params})
+        return call_id, future
+
+    def outcome(self, reply: dict[str, Any], codec: Codec) -> object:
+        """The value of a reply, or raise the error it carries."""
+        if reply.get("type") == "return":
+            return codec.decode_top(reply.get("value"), reply.get("handle"), "value")
+        if reply.get("type") == "throw":
+            raise codec.decode_error(reply.get("error"), "error")
+        raise asyncio.CancelledError
+
+    # -- reading ---------------------------------------------------------
+
+    def receive(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "call":
+            self._call(message)
+        elif kind in {"return", "throw", "cancelled"}:
+            found = self.pending.pop(str(message.get("id")), None)
+            if found is not None and not found[0].done():
+                found[0].set_result(message)
+        elif kind == "notify":
+            self._notify(message.get("method"), message.get("params") or {})
+
+    def _notify(self, method: object, params: dict[str, Any]) -> None:
+        if method == "cancel":
+            task = self.calls.get(str(params.get("id")))
+            if task is not None:
+                self.cancelled.add(str(params.get("id")))
+                asyncio.get_running_loop().call_soon(task.cancel)  # after the call has started
+        elif method == "abort":
+            for subject in self.subjects.values():
+                controller = subject.codec.controllers.get(str(params.get("signal")))
+                if controller is not None:
+                    controller.abort(subject.codec.decode(params.get("reason")))
+                    self.write_changes()
+                    return
+
+    def write_changes(self) -> None:
+        changes = self._listener_changes()
+        if changes:
+            self.out.write(
+                b"".join((json.dumps(m, ensure_ascii=True) + "\n").encode() for m in changes)
+            )
+            self.out.flush()
+
+    def _call(self, message: dict[str, Any]) -> None:
+        call_id = str(message.get("id"))
+        method = str(message.get("method"))
+        params: dict[str, Any] = message.get("params") or {}
+        if method == "ping":
+            self.write({"type": "return", "id": call_id, "value": None})
+            return
+        task = asyncio.get_running_loop().create_task(self._serve(call_id, method, params))
+        self.calls[call_id] = task
+        task.add_done_callback(lambda done: self._unstarted(call_id, done))
+        subject = self.subjects.get(str(params.get("subject")))
+        if subject is not None:
+            subject.tasks.add(task)
+            task.add_done_callback(subject.tasks.discard)
+
+    def _unstarted(self, call_id: str, task: asyncio.Task[None]) -> None:
+        """A call cancelled before its task ever ran still gets its reply (``HAR-CALL-2``)."""
+        if self.calls.pop(call_id, None) is task and task.cancelled():
+            self.cancelled.discard(call_id)
+            self.write({"type": "cancelled", "id": call_id})
+
+    async def _serve(self, call_id: str, method: str, params: dict[str, Any]) -> None:
+        subject = self.subjects.get(str(params.get("subject")))
+        reply: dict[str, Any] = {"type": "return", "id": call_id, "value": None}
+        codec = subject.codec if subject is not None else Codec(self.mint, suite=False)
+        request: object = None
+        try:
+            value = await self._method(method, params, subject)
+        except asyncio.CancelledError as error:
+            if call_id in self.cancelled:
+                reply = {"type": "cancelled", "id": call_id}
+            else:
+                reply = {"type": "throw", "id": call_id, "error": codec.encode_error(error)}
+        except BaseException as error:  # noqa: BLE001 - every outcome goes back to the suite
+            reply = {"type": "throw", "id": call_id, "error": codec.encode_error(error)}
+        else:
+            if method == "ask":
+                encoded, handle = codec.encode_top(value)
+                reply["value"] = encoded
+                if handle is not None:
+                    reply["handle"] = handle
+            else:
+                reply["value"] = value
+        finally:
+            self.calls.pop(call_id, None)
+            self.cancelled.discard(call_id)
+        if method == "ask" and subject is not None and self.role == "provider":
+            request = subject.codec.objects.get(str(params.get("handle")))
+            reply["request"] = codec.encode_value(request)
+        self.write(reply)
+
+    async def _method(self, method: str, params: dict[str, Any], subject: _Subject | None) -> Any:  # noqa: ANN401 - one method per protocol call
+        if method == "hello":
+            capabilities = declared_capabilities(self.factory)
+            hello: dict[str, Any] = {
+                "protocol": PROTOCOL_VERSION,
+                "role": self.role,
+                "implementation": {
+                    "name": getattr(self.factory, "__qualname__", "python"),
+                    "version": dsh_user_interaction.__version__,
+                    "language": "python",
+                },
+                "cancellable": True,
+            }
+            if capabilities is not None:
+                flags = capabilities.as_dict()
+                flags.pop("cancellable", None)
+                hello["capabilities"] = flags
+            return hello
+        if method == "new":
+            made = self.factory()
+            if inspect.isawaitable(made):
+                made = await made
+            handle = self.mint()
+            self.subjects[handle] = _Subject(made, Codec(self.mint, suite=False))
+            return {"subject": handle, "name": str(getattr(made, "name", self.role))}
+        if subject is None:
+            raise WireError(f"{method}: no such subject {params.get('subject')!r}")
+        codec = subject.codec
+        if method == "close":
+            return await self._close(params, subject)
+        if method in {"ask", "perform", "is_shown"}:
+            request = codec.decode_top(params.get("request"), params.get("handle"), "request")
+            target: Any = subject.made
+            if method == "ask":
+                ask: Callable[[object], Awaitable[object]] = (
+                    target.provider.ask if self.role == "provider" else target.ask
+                )
+                return await ask(request)
+            if method == "perform":
+                await target.driver.perform(request, _behaviour(params.get("behaviour")))
+                return None
+            return bool(await target.driver.is_shown(request))
+        if method == "register":
+            handle = str(params.get("provider"))
+            stub = _SuiteProvider(self, subject, handle)
+            registration = subject.made.register_provider(stub)  # type: ignore[attr-defined]
+            mine = self.mint()
+            subject.registrations[mine] = registration
+            return {"registration": mine}
+        if method == "dispose":
+            registration = subject.registrations.get(str(params.get("registration")))
+            if registration is not None:
+                registration.dispose()  # type: ignore[attr-defined]
+            return None
+        raise WireError(f"unknown method {method!r}")
+
+    async def _close(self, params: dict[str, Any], subject: _Subject) -> dict[str, Any]:
+        self.subjects.pop(str(params.get("subject")), None)
+        current = asyncio.current_task()
+        waiting = [t for t in subject.tasks if t is not current and not t.done()]
+        for task in waiting:
+            task.cancel()
+        if waiting:
+            await asyncio.wait(waiting, timeout=1.0)
+        closer: object = getattr(subject.made, "aclose", None)
+        if callable(closer):
+            with contextlib.suppress(Exception):
+                await cast("Callable[[], Awaitable[object]]", closer)()
+        left = [f"a {t.get_name()} still running" for t in waiting if not t.done()]
+        return {"leftovers": left}
+
+
+async def serve(
+    factory: Callable[[], object],
+    role: str,
+    *,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+) -> None:
+    """Serve *factory*'s subjects on *stdin* and *stdout* until the input ends."""
+    out = stdout or sys.stdout.buffer
+    source = stdin or sys.stdin.buffer
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
+    child = _Child(factory, role, out)
+    while True:
+        line = await reader.readline()
+        if not line:
+            return
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        found = as_object(message)
+        if found is not None:
+            child.receive(found)
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """The command line: ``--provider MODULE:ATTR`` or ``--service MODULE:ATTR``."""
+    from .__main__ import _load, _UsageError  # noqa: PLC0415 - shares the loader
+
+    parser = argparse.ArgumentParser(
+        prog="python -m dsh_user_interaction_conformance.child",
+        description="Serve a provider or service factory over the harness protocol.",
+    )
+    role = parser.add_mutually_exclusive_group(required=True)
+    role.add_argument("--provider", metavar="MODULE:ATTR")
+    role.add_argument("--service", metavar="MODULE:ATTR")
+    args = parser.parse_args(argv)
+    try:
+        factory = _load(
+            args.provider or args.service, "--provider" if args.provider else "--service"
+        )
+    except _UsageError as error:
+        sys.stderr.write(f"{parser.prog}: error: {error}\n")
+        sys.exit(2)
+    asyncio.run(serve(factory, "provider" if args.provider else "service"))
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -3,6 +3,8 @@
 Run it with ``python -m dsh_user_interaction_conformance``, from your own
 tests with :func:`run_suite`, or through the pytest plugin. The strategies in
 :mod:`dsh_user_interaction_conformance.strategies` are public too.
+:class:`HarnessSubjects` and :class:`HarnessServices` run an implementation
+in another process, in any language, over ``spec/harness.md``.
 """
 
 from typing import TYPE_CHECKING
@@ -24,12 +26,15 @@ from ._engine import FailureRecord as FailureRecord
 from ._engine import Scenario as Scenario
 from ._engine import Setup as Setup
 from ._engine import SetupError as SetupError
+from ._harness import HarnessServices as HarnessServices
+from ._harness import HarnessSubjects as HarnessSubjects
 from ._registry import Requirement as Requirement
 from ._registry import requirements as requirements
 from ._runner import Report as Report
 from ._runner import RequirementResult as RequirementResult
 from ._runner import run_suite as run_suite
 from ._subject import Driver as Driver
+from ._subject import Remote as Remote
 from ._subject import ScriptedDriver as ScriptedDriver
 from ._subject import Service as Service
 from ._subject import ServiceFactory as ServiceFactory
@@ -51,8 +56,11 @@ __all__ = [
     "Draws",
     "Driver",
     "FailureRecord",
+    "HarnessServices",
+    "HarnessSubjects",
     "Nothing",
     "Pick",
+    "Remote",
     "Report",
     "Requirement",
     "RequirementResult",

@@ -67,6 +67,18 @@ def _one(question_id: str = "q") -> AskUserQuestionRequest:
     }
 
 
+def _kept(found: object, raw: object) -> bool:
+    """Whether *found* is *raw*: the very object, or for text and numbers an equal one.
+
+    Text and numbers carry no identity a caller can rely on, and none that
+    survives a process boundary (``HAR-VALUE-2``); every other object must be
+    the very one.
+    """
+    if found is raw:
+        return True
+    return type(raw) in {str, int, float, bool} and type(found) is type(raw) and found == raw
+
+
 async def _outcome(example: Example, service: Service, request: object, stage: str) -> object:
     """Call and await ``ask()``, judging ``SVC-ASYNC-1`` on the way; the result or the error."""
     example.judge("SVC-ASYNC-1")
@@ -345,7 +357,7 @@ def service_pass_through(draw: Draws, setup: Setup) -> Scenario:
         )
         example.verify(
             "REQ-AGENT-2",
-            all(seen.get("agent") is agent for seen in provider.seen),
+            all(_kept(seen.get("agent"), agent) for seen in provider.seen),
             "the provider's request does not hold the very agent object the caller passed",
         )
         if not isinstance(outcome, BaseException):
@@ -626,18 +638,6 @@ def service_provider_errors(draw: Draws, setup: Setup) -> Scenario:
         )
 
     return scenario
-
-
-def _kept(found: object, raw: object) -> bool:
-    """Whether *found* is the raw answer *raw*: the very object, or for text and numbers, equal.
-
-    Text and numbers carry no identity a caller can rely on, and none that
-    survives a process boundary (``HAR-REF-1``); every container must be the
-    very object.
-    """
-    if found is raw:
-        return True
-    return type(raw) in {str, int, float, bool} and type(found) is type(raw) and found == raw
 
 
 @check("service-strict", "SVC-STRICT-1", kind="service")

@@ -64,6 +64,8 @@ class _Subject:
     def __init__(self, made: object, codec: Codec) -> None:
         self.made = made
         self.codec = codec
+        #: The tasks running before it was made: any other one left at close is its own.
+        self.before = set(asyncio.all_tasks())
         self.registrations: dict[str, object] = {}
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -82,6 +84,8 @@ class _SuiteProvider:
         params: dict[str, Any] = {"provider": self._handle, "request": encoded}
         if handle is not None:
             params["handle"] = handle
+        if (as_object(encoded) or {}).get("$") == "ref":
+            params["state"] = codec.encode_value(request)  # HAR-MUTATE-2
         call_id, future = self._child.call("provider.ask", params, codec)
         try:
             reply = await asyncio.shield(future)
@@ -296,6 +300,7 @@ class _Child:
         raise WireError(f"unknown method {method!r}")
 
     async def _close(self, params: dict[str, Any], subject: _Subject) -> dict[str, Any]:
+        """Settle the subject's calls, then report every task it started that will not end."""
         self.subjects.pop(str(params.get("subject")), None)
         current = asyncio.current_task()
         waiting = [t for t in subject.tasks if t is not current and not t.done()]
@@ -307,7 +312,17 @@ class _Child:
         if callable(closer):
             with contextlib.suppress(Exception):
                 await cast("Callable[[], Awaitable[object]]", closer)()
-        left = [f"a {t.get_name()} still running" for t in waiting if not t.done()]
+        others = {t for s in self.subjects.values() for t in s.tasks} | set(self.calls.values())
+        started = [
+            t
+            for t in asyncio.all_tasks()
+            if t not in subject.before and t is not current and t not in others
+        ]
+        for task in started:
+            task.cancel()
+        if started:
+            await asyncio.wait(started, timeout=1.0)
+        left = [f"task {t.get_name()} ignores its cancellation" for t in started if not t.done()]
         return {"leftovers": left}
 
 

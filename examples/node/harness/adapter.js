@@ -190,7 +190,8 @@ export class Adapter {
   // The suite's calls
   // -------------------------------------------------------------------------
 
-  #onCall({ id, method, params = {} }) {
+  #onCall({ id, method, params }) {
+    params ??= {};
     if (typeof id !== 'string') throw new ProtocolError(`a call without a string id: ${method}`);
     const entry = {
       id,
@@ -199,6 +200,7 @@ export class Adapter {
       controller: new AbortController(),
       request: undefined,
       settled: false,
+      synchronous: false,
     };
     this.#incoming.set(id, entry);
     let result;
@@ -234,6 +236,7 @@ export class Adapter {
         message = { type: 'cancelled', id: entry.id };
       } else {
         message = { type: 'throw', id: entry.id, error: this.#codec.encodeError(outcome, scope) };
+        if (entry.synchronous && message.error.$ === undefined) message.error.synchronous = true;
       }
       // HAR-MUTATE-1: the request as the implementation holds it now, as a value.
       if (entry.method === 'ask' && entry.request !== undefined) {
@@ -317,7 +320,15 @@ export class Adapter {
       const request = this.#request(params);
       entry.request = request;
       const target = subject.provider ?? subject.service;
-      return Promise.resolve(target.ask(request, { signal: entry.controller.signal }));
+      let asked;
+      try {
+        asked = target.ask(request, { signal: entry.controller.signal });
+      } catch (error) {
+        // A service's ask() that throws instead of returning a promise (SVC-ASYNC-1).
+        entry.synchronous = subject.service !== undefined;
+        throw error;
+      }
+      return Promise.resolve(asked);
     },
 
     perform(params, entry) {
@@ -379,6 +390,9 @@ export class Adapter {
     const known = this.#codec.handleOf(request);
     if (known !== undefined) {
       params.request = { $: 'ref', handle: known };
+      // HAR-MUTATE-2: the request as the implementation holds it now, so that
+      // a service that changed it is caught as it would be in-process.
+      params.state = this.#codec.encode(request, { asValue: true, scope });
     } else {
       // A request the suite never sent (a copy): named, so it has an identity too.
       const named = this.#codec.mint();
@@ -435,7 +449,8 @@ export class Adapter {
   // Notifications
   // -------------------------------------------------------------------------
 
-  #onNotify({ method, params = {} }) {
+  #onNotify({ method, params }) {
+    params ??= {};
     switch (method) {
       case 'abort':
         this.#codec.abortSuiteSignal(params.signal, params.reason);

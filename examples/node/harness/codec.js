@@ -265,8 +265,12 @@ export class Codec {
         return BigInt(json.value);
       case 'undefined':
         return undefined;
-      case 'object':
-        return this.#members(json.value, scope);
+      case 'object': {
+        const out = this.#members(json.value, scope);
+        // An object the suite wants identity for (an agent) comes with a handle.
+        if (typeof json.handle === 'string') this.remember(out, json.handle, scope);
+        return out;
+      }
       default:
         throw new ProtocolError(`unknown tag ${JSON.stringify(json.$)}`);
     }

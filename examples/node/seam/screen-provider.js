@@ -266,7 +266,6 @@ export class ScreenProvider {
    * @param {'answered'|'dismissed'|'aborted'|'cancelled'} why
    */
   takeDown(card, why) {
-    void why;
     this.screen.takeDown(card);
   }
 }

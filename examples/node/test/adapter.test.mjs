@@ -182,3 +182,30 @@ describe('adapter: service role', () => {
     assert.deepEqual((await until((m) => m.id === 's4')).error, { $: 'ref', handle: 's8' });
   });
 });
+
+describe('adapter: a service whose ask() throws synchronously', () => {
+  it('marks the error synchronous (SVC-ASYNC-1)', async () => {
+    const out = [];
+    const adapter = new Adapter({
+      role: 'service',
+      implementation: { name: 'test', version: '0' },
+      create: () => ({
+        service: {
+          registerProvider() {},
+          ask() {
+            throw new TypeError('thrown at once');
+          },
+        },
+      }),
+      write: (text) => out.push(...text.split('\n').filter(Boolean).map((line) => JSON.parse(line))),
+    });
+    adapter.receive(`${JSON.stringify({ type: 'call', id: 's1', method: 'new', params: {} })}\n`);
+    await tick();
+    const subject = out[0].value.subject;
+    adapter.receive(`${JSON.stringify({ type: 'call', id: 's2', method: 'ask', params: { subject, handle: 's3', request: { questions: [] } } })}\n`);
+    await tick();
+    const reply = out.find((m) => m.id === 's2');
+    assert.equal(reply.error.synchronous, true);
+    assert.equal(reply.error.name, 'TypeError');
+  });
+});

@@ -92,7 +92,8 @@ class Link:
         Raises :class:`OSError` when the command cannot be started.
         """
         self.kill()
-        stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by kill()
+        self._close_stderr()
+        stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the next start, or close()
         try:
             process = subprocess.Popen(  # noqa: S603 - the command is the user's own
                 self.argv,
@@ -161,9 +162,16 @@ class Link:
         # Standard error stays readable for a last report; the next start replaces it.
         del stderr
 
+    def _close_stderr(self) -> None:
+        with self._lock:
+            stderr, self._stderr = self._stderr, None
+        if stderr is not None:
+            stderr.close()
+
     def close(self) -> None:
         """Stop the child and let the threads end."""
         self.kill()
+        self._close_stderr()
         self._closed = True
         self._outbox.put(_STOP)
         with self._ready:

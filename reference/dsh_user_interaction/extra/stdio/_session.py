@@ -156,7 +156,8 @@ class Connection:
         """Restart a failed child, shaking hands without blocking the loop."""
         if self.restarts >= MAX_RESTARTS:
             raise ChildFailed(
-                f"the child failed {self.restarts + 1} times; giving up ({self._broken})"
+                f"the child failed {self.restarts + 1} times; giving up. The last time: "
+                f"{self._broken}"
             )
         self.restarts += 1
         await self.aconnect()
@@ -237,6 +238,12 @@ class Connection:
             self._sessions.append(session)
         try:
             reply = await session.request("new", {}, bound=self.bound)
+        except ChildFailed as error:
+            self._drop(session)
+            if self.restarts >= MAX_RESTARTS:
+                raise
+            self.give_up(str(error))  # a frozen child: start a fresh one
+            return await self.open(loop)
         except BaseException:
             self._drop(session)
             raise
@@ -254,6 +261,12 @@ class Connection:
     def close(self) -> None:
         """Stop the child and its threads."""
         self.link.close()
+
+    def give_up(self, why: str) -> None:
+        """The child stopped answering: stop it, so the next subject starts a fresh one."""
+        if self._broken is None:
+            self._broken = why
+        self.link.kill()
 
     def _drop(self, session: Session) -> None:
         with self._lock:
@@ -350,7 +363,8 @@ class Connection:
 
     def _fail_all(self, what: str) -> None:
         why = self._why(what)
-        self._broken = why
+        if self._broken is None:
+            self._broken = why
         with self._lock:
             calls = list(self._calls.values())
             self._calls.clear()
@@ -578,9 +592,13 @@ class Session:
                 f"the reply to ask lacks the request (HAR-MUTATE-1): {message.get('type')}"
             )
             return
-        after = self.codec.decode(message["request"], "request")
-        mine, theirs = as_object(request), as_object(after)
-        if mine is None or theirs is None:
+        self._apply(request, self.codec.decode(message["request"], "request"))
+
+    @staticmethod
+    def _apply(request: object, state: object) -> None:
+        """Make our *request* what the child says it now is (``HAR-MUTATE-1``, ``-2``)."""
+        mine, theirs = as_object(request), as_object(state)
+        if mine is None or theirs is None or mine is theirs:
             return
         if not _same(mine, theirs):
             mine.clear()
@@ -640,8 +658,8 @@ class Session:
             async with asyncio.timeout(bound):
                 return await future
         except TimeoutError:
-            if future.done():
-                raise
+            if future.done() and not future.cancelled():
+                raise  # the call itself failed with a TimeoutError
             self._abandon(call)
             raise ChildFailed(
                 self.connection._why(  # noqa: SLF001
@@ -785,6 +803,8 @@ class Session:
             if message.get("method") != "provider.ask" or provider is None:
                 raise WireError(f"no such call: {message.get('method')!r} for this subject")
             request = self.codec.decode_top(params.get("request"), params.get("handle"), "request")
+            if "state" in params:
+                self._apply(request, self.codec.decode(params["state"], "state"))
         except WireError as error:
             self._protocol(str(error))
             self.send({"type": "throw", "id": call_id, "error": self.codec.encode_error(error)})
@@ -862,6 +882,7 @@ class Session:
             reply = await self.request("close", {"subject": self.subject}, bound=self.bound)
         except ChildFailed as error:
             self.findings.append((leak, f"close: {error}"))
+            self.connection.give_up(str(error))
         else:
             leftovers = (as_object(reply.message.get("value")) or {}).get("leftovers")
             if reply.type != "return" or type(leftovers) is not list:

@@ -38,6 +38,8 @@ __all__ = [
 
 #: The largest integer every language reads exactly (JavaScript's ``Number.MAX_SAFE_INTEGER``).
 SAFE_INTEGER: Final = 2**53 - 1
+#: Keys whose plain-object values keep their identity across (``HAR-REF-1``): an agent.
+IDENTITY_KEYS: Final = frozenset({"agent"})
 #: Containers nested deeper than this are sent as opaque values.
 MAX_DEPTH: Final = 200
 _CODES: Final = frozenset(code.value for code in ErrorCode)
@@ -54,7 +56,10 @@ def as_object(value: object) -> dict[str, Any] | None:
 
 def as_list(value: object) -> list[Any] | None:
     """*value* as a JSON array (a plain ``list``), or ``None`` when it is none."""
-    return cast("list[Any]", value) if type(value) is list else None
+    if type(value) is not list:
+        return None
+    found: list[Any] = cast("Any", value)  # a cast both type checkers accept
+    return found
 
 
 class WireError(Exception):
@@ -192,7 +197,9 @@ class Codec:
         """*value* written out in full at the top, even if it has a handle (``HAR-MUTATE-1``)."""
         return self._encode(value, 0, set(), top=True)
 
-    def _encode(self, value: object, depth: int, path: set[int], *, top: bool = False) -> object:
+    def _encode(
+        self, value: object, depth: int, path: set[int], *, top: bool = False, named: bool = False
+    ) -> object:
         kind = type(value)
         if value is None or kind is bool:
             return value
@@ -236,9 +243,14 @@ class Codec:
                 if all(type(key) is str for key, _ in pairs):
                     path.add(id(value))
                     try:
-                        body = {key: self._encode(item, depth + 1, path) for key, item in pairs}
+                        body = {
+                            key: self._encode(item, depth + 1, path, named=key in IDENTITY_KEYS)
+                            for key, item in pairs
+                        }
                     finally:
                         path.discard(id(value))
+                    if named:
+                        return {"$": "object", "value": body, "handle": self.remember(value)}
                     return {"$": "object", "value": body} if "$" in body else body
         return {"$": "opaque", "handle": self.remember(value), "type": type_name(value)}
 
@@ -357,12 +369,15 @@ class Codec:
             need()
             return UNDEFINED
         if name == "object":
-            need("value")
+            need("value", optional=("handle",))
             body = tag["value"]
             if type(body) is not dict:
                 raise WireError(f"{where}: the 'object' tag's value is no object")
             inner = cast("dict[str, Any]", body)
-            return {k: self._decode(v, f"{where}.{k}", depth + 1) for k, v in inner.items()}
+            found = {k: self._decode(v, f"{where}.{k}", depth + 1) for k, v in inner.items()}
+            if "handle" in tag:
+                self.remember(found, self.check_theirs(tag["handle"], f"{where}.handle"))
+            return found
         raise WireError(f"{where}: unknown tag {name!r}")
 
     def _their_signal(self, tag: dict[str, Any], where: str, depth: int) -> AbortSignal:

@@ -1,0 +1,102 @@
+"""Subjects for the harness tests, served by ``python -m dsh_user_interaction_conformance.child``.
+
+The child imports a factory by name, so each is a module attribute here. The
+gallery's entries are reached through :class:`Entry`, which picks one by the
+environment variable ``DSH_ENTRY`` and declares its capabilities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from typing import Any
+
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ScriptedProvider,
+    UserInteractionService,
+)
+from dsh_user_interaction_conformance import Capabilities, ScriptedDriver, Subject
+from dsh_user_interaction_conformance._subject import declared_capabilities
+
+from .gallery.providers import BROKEN_PROVIDERS
+from .gallery.services import BROKEN_SERVICES
+
+
+class Entry:
+    """The gallery entry ``DSH_ENTRY`` names, as a zero-argument factory."""
+
+    def __init__(self, table: dict[str, tuple[Any, str]]) -> None:
+        found = table.get(os.environ.get("DSH_ENTRY", ""))
+        self._factory = found[0] if found is not None else None
+        self.capabilities = (
+            declared_capabilities(self._factory) if self._factory is not None else None
+        ) or Capabilities()
+        self.__qualname__ = os.environ.get("DSH_ENTRY", "entry")
+
+    def __call__(self) -> object:
+        assert self._factory is not None, "DSH_ENTRY names no gallery entry"
+        return self._factory()
+
+
+broken_provider = Entry(BROKEN_PROVIDERS)
+broken_service = Entry(BROKEN_SERVICES)
+
+
+def _skips(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
+
+
+def answering() -> Subject:
+    """A provider whose human skips every question at once."""
+    provider = ScriptedProvider(respond=_skips)
+    return Subject(provider=provider, driver=ScriptedDriver(provider), name="answering")
+
+
+class _Flawed:
+    """A provider that misbehaves in the way *how* names when asked."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        if self.how == "exits":
+            sys.stderr.write("about to exit with status 3\n")
+            sys.stderr.flush()
+            os._exit(3)
+        if self.how == "garbage":
+            sys.stdout.buffer.write(b"debug: showing the question\n")
+            sys.stdout.buffer.flush()
+        if self.how == "freezes":
+            time.sleep(30)  # noqa: ASYNC251 - the point: the whole child stops, no reply, no ping
+        await asyncio.Event().wait()
+        raise AssertionError
+
+
+def _flawed(how: str) -> Subject:
+    provider = _Flawed(how)
+    scripted = ScriptedProvider()
+    return Subject(provider=provider, driver=ScriptedDriver(scripted), name=how)  # type: ignore[arg-type]
+
+
+def exits_on_ask() -> Subject:
+    """Exits with status 3 when asked."""
+    return _flawed("exits")
+
+
+def prints_garbage_on_ask() -> Subject:
+    """Writes a debug line on standard output when asked."""
+    return _flawed("garbage")
+
+
+def freezes_on_ask() -> Subject:
+    """Blocks the whole child for 30 seconds when asked."""
+    return _flawed("freezes")
+
+
+def service() -> UserInteractionService:
+    """The reference service."""
+    return UserInteractionService()

@@ -1,0 +1,416 @@
+"""The JSON-lines harness: subjects in a child process are judged as in-process ones.
+
+A Python child (``python -m dsh_user_interaction_conformance.child``) serves
+the reference and the gallery, so these tests need nothing but Python; the
+Node.js examples have their own tests in ``test_node_examples.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dsh_user_interaction import (
+    AbortController,
+    ErrorCode,
+    UserInteractionError,
+    UserInteractionService,
+)
+from dsh_user_interaction.extra.stdio import (
+    UNDEFINED,
+    ChildFailed,
+    Opaque,
+    RemoteError,
+    StdioProvider,
+    WireError,
+)
+from dsh_user_interaction.extra.stdio._values import Codec
+from dsh_user_interaction_conformance import (
+    HarnessServices,
+    HarnessSubjects,
+    run_suite,
+)
+from dsh_user_interaction_conformance._harness import protocol_validator
+
+from .gallery.providers import BROKEN_PROVIDERS
+from .gallery.services import BROKEN_SERVICES
+from .test_gallery import covering
+
+ROOT = Path(__file__).resolve().parents[1]
+CHILD = [sys.executable, "-m", "dsh_user_interaction_conformance.child"]
+BOUND = 0.3
+
+
+def child(role: str, target: str) -> list[str]:
+    """The command that serves *target* (``MODULE:ATTR``) in *role*."""
+    return [*CHILD, f"--{role}", target]
+
+
+def env(entry: str = "") -> dict[str, str]:
+    """The environment of a child that serves the gallery entry *entry*."""
+    found = dict(os.environ)
+    found["PYTHONPATH"] = os.pathsep.join([str(ROOT), found.get("PYTHONPATH", "")])
+    if entry:
+        found["DSH_ENTRY"] = entry
+    return found
+
+
+@pytest.fixture
+def subjects() -> Iterator[HarnessSubjects]:
+    """The reference subject in a child process."""
+    factory = HarnessSubjects(
+        child("provider", "dsh_user_interaction_conformance:reference_subject"), bound=BOUND
+    )
+    yield factory
+    factory.close()
+
+
+def test_the_reference_provider_passes_through_the_harness(subjects: HarnessSubjects) -> None:
+    """Every provider requirement passes, judged by examples, as in-process."""
+    report = run_suite(subject_factory=subjects, kinds=["provider"], profile="quick", seed=3)
+    assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.fails_run]
+    assert {r.status for r in report.results} == {"passed"}
+    assert subjects.protocol_errors == []
+
+
+def test_the_reference_service_passes_through_the_harness() -> None:
+    """Every service requirement passes, cancellation included, with every message valid."""
+    factory = HarnessServices(
+        child("service", "dsh_user_interaction_conformance:reference_service"),
+        bound=BOUND,
+        validate=True,
+    )
+    try:
+        report = run_suite(service_factory=factory, kinds=["service"], profile="quick", seed=3)
+    finally:
+        factory.close()
+    assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.fails_run]
+    assert {r.status for r in report.results} == {"passed"}
+    assert "SVC-CANCEL-1" in {r.requirement.id for r in report.results}
+    assert factory.protocol_errors == []
+
+
+#: Gallery entries that reach each part of the protocol: identity, mutation,
+#: cancellation, the ping, close's leftovers, the screen and concurrency.
+PROVIDERS_THROUGH = (
+    "mutates-request",
+    "swallows-cancellation",
+    "blocks-the-loop",
+    "leaks-a-stubborn-task",
+    "stays-on-screen-after-abort",
+    "trims-custom-text",
+    "single-slot-cross-talk",
+)
+SERVICES_THROUGH = (
+    "copies-answer",
+    "wraps-provider-errors",
+    "names-the-agent",
+    "cancel-as-abort",
+    "stale-dispose-clears",
+    "lenient",
+)
+
+
+@pytest.mark.parametrize("name", PROVIDERS_THROUGH)
+def test_broken_providers_fail_through_the_harness(name: str) -> None:
+    """A broken provider in a child fails the requirement it fails in-process."""
+    _, requirement = BROKEN_PROVIDERS[name]
+    factory = HarnessSubjects(
+        child("provider", "tests.harness_entries:broken_provider"), bound=0.2, env=env(name)
+    )
+    try:
+        report = run_suite(
+            subject_factory=factory,
+            kinds=["provider"],
+            only=covering(name, "provider", requirement),
+            bound=0.2,
+            seed=7,
+        )
+    finally:
+        factory.close()
+    failed = {r.requirement.id for r in report.results if r.status in {"failed", "warning"}}
+    assert requirement in failed, (name, failed)
+
+
+@pytest.mark.parametrize("name", SERVICES_THROUGH)
+def test_broken_services_fail_through_the_harness(name: str) -> None:
+    """A broken service in a child fails the requirement it fails in-process."""
+    _, requirement = BROKEN_SERVICES[name]
+    factory = HarnessServices(
+        child("service", "tests.harness_entries:broken_service"), bound=0.2, env=env(name)
+    )
+    try:
+        report = run_suite(
+            service_factory=factory,
+            kinds=["service"],
+            only=covering(name, "service", requirement),
+            bound=0.2,
+            seed=7,
+        )
+    finally:
+        factory.close()
+    failed = {r.requirement.id for r in report.results if r.status == "failed"}
+    assert set(requirement.split("|")) & failed, (name, failed)
+
+
+def _cli(*args: str, timeout: float = 120) -> tuple[int, str, float]:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "dsh_user_interaction_conformance", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**env(), "CI": ""},
+        cwd=ROOT,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr, time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("exits_on_ask", "exited with status 3"),
+        ("prints_garbage_on_ask", "no protocol message"),
+        ("freezes_on_ask", "its event loop was blocked"),
+    ],
+)
+def test_a_failing_child_is_a_clear_failure_and_never_a_hang(target: str, expected: str) -> None:
+    """A child that exits, prints a stray line or freezes fails with what happened; the run ends.
+
+    Its standard error is shown with the failure, and a fresh child serves
+    the next example.
+    """
+    command = f"{sys.executable} -m dsh_user_interaction_conformance.child --provider tests.harness_entries:{target}"
+    status, out, seconds = _cli(
+        "--provider-cmd", command, "--only", "provider-answers", "--profile", "quick",
+        "--bound", "0.3", "--seed", "1",
+    )  # fmt: skip
+    assert status in {1, 2}, out
+    assert "FAILED" in out or "error:" in out, out
+    assert expected in out, out
+    if target == "exits_on_ask":
+        assert "about to exit with status 3" in out  # the child's standard error
+    assert seconds < 90
+
+
+def test_the_transcript_and_the_reproducer_name_the_child() -> None:
+    """A failure through the harness shows the messages of its example and a command to rerun."""
+    command = f"{sys.executable} -m dsh_user_interaction_conformance.child --provider tests.harness_entries:broken_provider"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "dsh_user_interaction_conformance", "--provider-cmd", command,
+            "--only", "provider-answers", "--bound", "0.2", "--seed", "7",
+        ],
+        capture_output=True, text=True, timeout=120, env=env("trims-custom-text"), cwd=ROOT,
+        check=False,
+    )  # fmt: skip
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "transcript (both directions, oldest first):" in out
+    assert '-> {"type":"call"' in out
+    assert '<- {"type":"return"' in out
+    assert "reproduce: python -m dsh_user_interaction_conformance --provider-cmd" in out
+
+
+def test_the_command_line_refuses_what_it_cannot_run() -> None:
+    """A missing command, a role mismatch and contradictory options are usage errors (exit 2)."""
+    status, out, _ = _cli("--provider-cmd", "no-such-command-anywhere")
+    assert status == 2, out
+    assert "cannot start" in out, out
+    service = " ".join(child("service", "dsh_user_interaction_conformance:reference_service"))
+    status, out, _ = _cli("--provider-cmd", service)
+    assert status == 2, out
+    assert "role is 'service'" in out, out
+    status, out, _ = _cli("--provider", "x:y", "--provider-cmd", "true")
+    assert status == 2, out
+    assert "give one" in out, out
+    status, out, _ = _cli("-V")
+    assert status == 2, out
+    assert "-V" in out, out
+
+
+def test_validation_reports_a_message_that_breaks_the_schema(tmp_path: Path) -> None:
+    """With -V, a hello whose capability is not a boolean is a protocol problem, named."""
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    v = {'protocol': '1.0', 'role': 'provider', 'cancellable': True,\n"
+        "         'capabilities': {'can_skip': 'yes'},\n"
+        "         'implementation': {'name': 'bad', 'version': '1'}}\n"
+        "    print(json.dumps({'type': 'return', 'id': m['id'], 'value': v}), flush=True)\n",
+        encoding="utf-8",
+    )
+    factory = HarnessSubjects([sys.executable, str(script)], bound=0.3, validate=True)
+    factory.close()
+    problems = factory.protocol_errors
+    assert any("hello value" in p and "can_skip" in p and "HAR-VALIDATE-1" in p for p in problems)
+    unchecked = HarnessSubjects([sys.executable, str(script)], bound=0.3)
+    unchecked.close()
+    assert unchecked.protocol_errors == []
+
+
+def test_the_validator_accepts_the_forms_the_spec_shows() -> None:
+    """The schema accepts every tagged value and refuses a numeric handle or an unknown tag."""
+    validate = protocol_validator()
+    tags = [
+        {"$": "ref", "handle": "s1"},
+        {"$": "signal", "handle": "c1", "aborted": True, "reason": None},
+        {"$": "opaque", "handle": "c2", "type": "Agent"},
+        {"$": "number", "value": "-0"},
+        {"$": "bigint", "value": "-123456789012345678901"},
+        {"$": "undefined"},
+        {"$": "object", "value": {"$": 1}},
+    ]
+    for tag in tags:
+        assert validate("from-child", {"type": "return", "id": "1", "value": [tag]}) is None
+    assert validate("from-child", {"type": "return", "id": "1", "value": {"$": "nope"}})
+    bad = {"type": "return", "id": "1", "value": {"$": "ref", "handle": 1}}
+    assert validate("from-child", bad)
+    assert validate("to-child", {"type": "call", "id": 1, "method": "ping", "params": {}})
+
+
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.characters(codec=None, exclude_categories=())),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _cross(codec: Codec, value: object) -> object:
+    """*value* encoded by *codec*, through JSON text as the pipe carries it."""
+    text = json.dumps(codec.encode(value), ensure_ascii=True, allow_nan=False)
+    return json.loads(text)
+
+
+def _equal(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (
+            a == b and math.copysign(1, a) == math.copysign(1, b)
+        )
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+@given(_json_values)
+@settings(max_examples=300)
+def test_values_cross_the_wire_unchanged(value: object) -> None:
+    """Any JSON-like value decodes on the other side to an equal one (HAR-VALUE-1).
+
+    Lone surrogates, NaN, -0, huge integers and "$" keys included.
+    """
+    suite, child_side = Codec(lambda: "s1"), Codec(lambda: "c1", suite=False)
+    there = child_side.decode(_cross(suite, value))
+    back = suite.decode(_cross(child_side, there))
+    assert _equal(there, value)
+    assert _equal(back, value)
+
+
+def test_objects_without_a_json_form_come_back_as_themselves() -> None:
+    """Agents, tuples and signals cross as handles and come back as the very objects (HAR-REF-1)."""
+    handles = iter(range(1, 100))
+    suite = Codec(lambda: f"s{next(handles)}")
+    child_side = Codec(lambda: f"c{next(handles)}", suite=False)
+    agent, pair, controller = object(), (1, 2), AbortController()
+    value = {"agent": agent, "pair": pair, "signal": controller.signal, "undefined": UNDEFINED}
+    there = child_side.decode(_cross(suite, value))
+    assert isinstance(there, dict)
+    assert isinstance(there["agent"], Opaque)
+    assert there["undefined"] is UNDEFINED
+    back = suite.decode(_cross(child_side, there))
+    assert isinstance(back, dict)
+    assert back["agent"] is agent
+    assert back["pair"] is pair
+    assert back["signal"] is controller.signal
+
+
+def test_malformed_values_name_where_they_break() -> None:
+    """An unknown tag, a ref to nothing or a handle of the wrong side raises WireError with a path."""
+    codec = Codec(lambda: "s1")
+    with pytest.raises(WireError, match=r"value\[1\]: unknown tag 'nope'"):
+        codec.decode([1, {"$": "nope"}])
+    with pytest.raises(WireError, match="no object was sent as"):
+        codec.decode({"$": "ref", "handle": "c9"})
+    with pytest.raises(WireError, match="only the suite mints"):
+        codec.decode({"$": "opaque", "handle": "s99", "type": "x"})
+    with pytest.raises(WireError, match="a handle must be a non-empty string"):
+        codec.decode({"$": "opaque", "handle": 5, "type": "x"})
+
+
+def test_errors_cross_as_seam_errors_or_remote_errors() -> None:
+    """A seam error keeps its code, message and answer; any other error becomes a RemoteError."""
+    codec = Codec(lambda: "c1", suite=False)
+    seam = codec.decode_error(
+        {"is_seam_error": True, "code": "BAD_ANSWER", "message": "m", "answer": [1]}, "e"
+    )
+    assert isinstance(seam, UserInteractionError)
+    assert seam.code is ErrorCode.BAD_ANSWER
+    assert str(seam) == "m"
+    assert seam.answer == [1]
+    other = codec.decode_error(
+        {"is_seam_error": False, "code": None, "message": "x is undefined", "name": "TypeError"},
+        "e",
+    )
+    assert isinstance(other, RemoteError)
+    assert other.name == "TypeError"
+    assert other.code is None
+    with pytest.raises(WireError, match="'message' is not a string"):
+        codec.decode_error({"is_seam_error": False, "code": None, "message": 3}, "e")
+
+
+def test_stdio_provider_serves_a_service() -> None:
+    """StdioProvider answers through its child, aborts, and refuses asks after it is closed."""
+
+    async def main() -> None:
+        provider = StdioProvider(
+            child("provider", "tests.harness_entries:answering"), cwd=str(ROOT)
+        )
+        service = UserInteractionService()
+        async with provider:
+            service.register_provider(provider)
+            request: Any = {
+                "questions": [{"id": "q", "question": "Go?", "options": [{"label": "Yes"}]}]
+            }
+            answer = await service.ask(request)
+            assert answer == {"answers": [{"id": "q", "selected": []}]}
+            assert provider.name.startswith("answering")
+        with pytest.raises(UserInteractionError) as raised:
+            await provider.ask(request)
+        assert raised.value.code is ErrorCode.PROVIDER_DISPOSED
+
+    asyncio.run(main())
+
+
+def test_stdio_provider_reports_a_child_that_cannot_start() -> None:
+    """A command that does not exist fails the first ask with ChildFailed, naming it."""
+
+    async def main() -> None:
+        provider = StdioProvider(["no-such-command-anywhere"])
+        with pytest.raises(ChildFailed, match="cannot start"):
+            await provider.ask({"questions": [{"id": "q", "question": "Go?"}]})
+        await provider.aclose()
+
+    asyncio.run(main())

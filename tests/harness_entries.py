@@ -79,7 +79,7 @@ class _Flawed:
 def _flawed(how: str) -> Subject:
     provider = _Flawed(how)
     scripted = ScriptedProvider()
-    return Subject(provider=provider, driver=ScriptedDriver(scripted), name=how)  # type: ignore[arg-type]
+    return Subject(provider=provider, driver=ScriptedDriver(scripted), name=how)
 
 
 def exits_on_ask() -> Subject:

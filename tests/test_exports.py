@@ -84,3 +84,27 @@ def test_type_is_a_deprecated_alias_of_type_text() -> None:
     assert "Type" not in suite.__all__
     with pytest.raises(AttributeError):
         suite.Nonexistent  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_the_stdio_extra_only_re_exports_and_needs_nothing_more() -> None:
+    """extra.stdio exports exactly ``__all__`` from private modules, and imports only the stdlib."""
+    from dsh_user_interaction.extra import stdio
+
+    public = {
+        name
+        for name in vars(stdio)
+        if not name.startswith("_") and not isinstance(getattr(stdio, name), type(sys))
+    }
+    assert public == set(stdio.__all__)
+    for name in stdio.__all__:
+        module = getattr(getattr(stdio, name), "__module__", None)
+        if module is not None and module.startswith("dsh_user_interaction"):
+            assert module.rsplit(".", 1)[1].startswith("_"), (name, module)
+    code = (
+        "import sys, dsh_user_interaction.extra.stdio;"
+        "heavy = {'hypothesis', 'pytest', 'jsonschema', 'prompt_toolkit', 'pyte',"
+        " 'dsh_user_interaction_conformance'} & set(sys.modules);"
+        "print(sorted(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

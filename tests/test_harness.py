@@ -36,7 +36,7 @@ from dsh_user_interaction.extra.stdio import (
     StdioProvider,
     WireError,
 )
-from dsh_user_interaction.extra.stdio._values import Codec
+from dsh_user_interaction.extra.stdio._values import Codec, as_list, as_object
 from dsh_user_interaction_conformance import (
     HarnessServices,
     HarnessSubjects,
@@ -308,10 +308,12 @@ def _equal(a: object, b: object) -> bool:
         return (math.isnan(a) and math.isnan(b)) or (
             a == b and math.copysign(1, a) == math.copysign(1, b)
         )
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    x, y = as_object(a), as_object(b)
+    if x is not None and y is not None:
+        return x.keys() == y.keys() and all(_equal(x[k], y[k]) for k in x)
+    i, j = as_list(a), as_list(b)
+    if i is not None and j is not None:
+        return len(i) == len(j) and all(_equal(p, q) for p, q in zip(i, j, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -336,12 +338,12 @@ def test_objects_without_a_json_form_come_back_as_themselves() -> None:
     child_side = Codec(lambda: f"c{next(handles)}", suite=False)
     agent, pair, controller = object(), (1, 2), AbortController()
     value = {"agent": agent, "pair": pair, "signal": controller.signal, "undefined": UNDEFINED}
-    there = child_side.decode(_cross(suite, value))
-    assert isinstance(there, dict)
+    there = as_object(child_side.decode(_cross(suite, value)))
+    assert there is not None
     assert isinstance(there["agent"], Opaque)
     assert there["undefined"] is UNDEFINED
-    back = suite.decode(_cross(child_side, there))
-    assert isinstance(back, dict)
+    back = as_object(suite.decode(_cross(child_side, there)))
+    assert back is not None
     assert back["agent"] is agent
     assert back["pair"] is pair
     assert back["signal"] is controller.signal

@@ -30,9 +30,9 @@ class Capabilities:
     concurrent: bool = True
     #: The driver can say which questions are on screen (for the clean-up checks).
     observes_screen: bool = True
-    #: A call into the implementation can be cancelled: a Python task's
-    #: cancellation, or what a harness child maps it to (``HAR-CANCEL-2``). Only
-    #: an implementation in a language without a way to cancel a call says
+    #: A call into the implementation can be cancelled, as a Python task is, or
+    #: by what a harness child maps that to (``HAR-CANCEL-2``). Only an
+    #: implementation in a language without a way to cancel a call says
     #: ``False``; ``PRV-CANCEL-1`` and ``SVC-CANCEL-1`` are then skipped, as not
     #: applicable.
     cancellable: bool = True

@@ -492,7 +492,10 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         kind = item.kind if item.kind != "binding" else "service"
         lines = draws.lines
         for remote in state.remotes:
-            problems.extend(_findings(remote, LEAK_REQUIREMENT[kind]))
+            found = _findings(remote, LEAK_REQUIREMENT[kind])
+            problems.extend(found)
+            # A child whose loop was blocked costs as much as a Python one: not shrunk.
+            slow = slow or any(r == LOOP_REQUIREMENT[kind] for r, _ in found)
             lines = [*lines, "transcript (both directions, oldest first):", *_transcript(remote)]
         if item.kind != "binding" and result.settled:
             state.judged.update((LOOP_REQUIREMENT[kind], LEAK_REQUIREMENT[kind]))

@@ -29,7 +29,8 @@ from dsh_user_interaction import (
     AskUserQuestionRequest,
     UserInteractionProvider,
 )
-from dsh_user_interaction.extra.stdio import ChildFailed, Connection, Session
+from dsh_user_interaction.extra.stdio import ChildFailed
+from dsh_user_interaction.extra.stdio._session import Connection, Session
 from dsh_user_interaction.extra.stdio._values import as_object
 
 from ._behaviour import Behaviour, Dismiss, Nothing, Skip, TypeText

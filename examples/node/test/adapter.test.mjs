@@ -128,12 +128,13 @@ describe('adapter: service role', () => {
     const request = { questions: [{ id: 'q', question: 'Go?', options: [{ label: 'Yes' }] }] };
     send(call('s4', 'ask', { subject, handle: 's5', request }));
     const asked = await until((m) => m.method === 'provider.ask');
-    assert.deepEqual(asked.params, { provider: 's3', request: { $: 'ref', handle: 's5' } });
+    // The very request, by ref, and its state as the service holds it (HAR-MUTATE-2).
+    assert.deepEqual(asked.params, { provider: 's3', request: { $: 'ref', handle: 's5' }, state: request });
     send({ type: 'return', id: asked.id, value: { answers: [{ id: 'q', selected: ['Yes'] }] }, handle: 's6' });
     const reply = await until((m) => m.id === 's4');
     assert.deepEqual(reply.value, { $: 'ref', handle: 's6' });
     assert.deepEqual(reply.request, request);
-    send(call('s7', 'dispose', { registration }));
+    send(call('s7', 'dispose', { subject, registration }));
     assert.equal((await until((m) => m.id === 's7')).value, null);
   });
 

@@ -3,15 +3,12 @@
 This module only re-exports, and needs nothing beyond the standard library.
 :class:`StdioProvider` runs a provider written in any language as a child
 process; the conformance suite's ``--provider-cmd`` and ``--service-cmd``
-drive children through the same :class:`Connection`.
+drive children through the same connection.
 """
 
 from ._provider import StdioProvider as StdioProvider
 from ._session import PROTOCOL_VERSION as PROTOCOL_VERSION
 from ._session import ChildFailed as ChildFailed
-from ._session import Connection as Connection
-from ._session import Reply as Reply
-from ._session import Session as Session
 from ._values import UNDEFINED as UNDEFINED
 from ._values import Opaque as Opaque
 from ._values import RemoteError as RemoteError
@@ -22,11 +19,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "UNDEFINED",
     "ChildFailed",
-    "Connection",
     "Opaque",
     "RemoteError",
-    "Reply",
-    "Session",
     "StdioProvider",
     "Undefined",
     "WireError",

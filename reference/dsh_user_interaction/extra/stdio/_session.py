@@ -97,6 +97,7 @@ def _shorten(text: str) -> str:
 
 
 def _line(message: dict[str, Any]) -> bytes:
+    """One message as one line of ASCII JSON (``HAR-LINE-1``); lone surrogates escaped."""
     return (
         json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n"
     ).encode("ascii")
@@ -196,7 +197,7 @@ class Connection:
         hello = as_object(reply.message.get("value"))
         if hello is None:
             raise ChildFailed("the child's hello value is not an object (HAR-HELLO-1)")
-        version = hello.get("protocol")
+        version = hello.get("protocol")  # HAR-HELLO-2: the major version and the role
         if type(version) is not str or version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
             raise ChildFailed(
                 f"the child speaks protocol {version!r}; this suite speaks {PROTOCOL_VERSION}"
@@ -228,7 +229,7 @@ class Connection:
         return f"{implementation.get('name', '?')} {implementation.get('version', '')}".strip()
 
     async def open(self, loop: asyncio.AbstractEventLoop) -> Session:
-        """A fresh subject (``new``), restarting a failed child first."""
+        """A fresh subject (``new``, ``HAR-NEW-1``), restarting a failed child first."""
         if self._broken is not None or not self.link.alive:
             if self._broken is None:
                 self._broken = self._why("the child exited")
@@ -276,7 +277,10 @@ class Connection:
     # -- calls -----------------------------------------------------------
 
     def mint(self) -> str:
-        """A fresh handle of the suite's (``HAR-HANDLE-1``)."""
+        """A fresh handle of the suite's (``HAR-HANDLE-1``).
+
+        Call ids are strings too, counted apart (``HAR-CALL-1``).
+        """
         return f"s{next(self._handles)}"
 
     def _new_call(
@@ -507,7 +511,7 @@ class Session:
     providers: dict[str, object] = field(default_factory=dict[str, object])
     #: The child's pending ``provider.ask`` calls, by call id.
     served: dict[str, asyncio.Task[None]] = field(default_factory=dict[str, "asyncio.Task[None]"])
-    #: What the harness found that no check can see: (requirement, message).
+    #: What the harness found that no check can see, as (requirement, message) pairs.
     findings: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     transcript: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=_TRANSCRIPT)

@@ -1,4 +1,6 @@
-"""Values on the wire: JSON with tagged objects, and handles for identity (harness.md §4, §6).
+"""Values on the wire: JSON with tagged objects (``HAR-VALUE-1``), and handles for identity.
+
+See harness.md §4 and §6.
 
 A :class:`Codec` belongs to one subject. It remembers every object that
 crossed with a handle, in both directions, so that an object sent back is

@@ -1,0 +1,106 @@
+"""The Node.js examples: an independent JavaScript seam judged by the suite through the harness.
+
+They need Node.js (``.ci/run`` checks for it). The good examples pass the
+default profile; each broken variant fails, naming its requirement, so the
+harness path is proven able to fail too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "node"
+
+
+def _node() -> str:
+    found = shutil.which("node")
+    if found is None:
+        pytest.fail("these tests need Node.js 20 or newer on PATH (see .ci/run)")
+    return found
+
+
+def _suite(role: str, script: str, *extra: str, report: Path) -> tuple[int, dict[str, object]]:
+    """Run the suite on *script* in *role*; the exit status and the JSON report."""
+    command = f"{_node()} {EXAMPLES / script}"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "dsh_user_interaction_conformance",
+            f"--{role}-cmd", command, "--json", str(report), *extra,
+        ],
+        capture_output=True, text=True, timeout=600, cwd=ROOT, check=False,
+        env={**os.environ, "CI": "true"},
+    )  # fmt: skip
+    assert done.returncode in {0, 1}, done.stdout + done.stderr
+    found: dict[str, object] = json.loads(report.read_text(encoding="utf-8"))
+    return done.returncode, found
+
+
+def _failed(report: dict[str, object]) -> set[str]:
+    results = report["results"]
+    assert isinstance(results, list)
+    return {str(r["id"]) for r in results if r["status"] == "failed"}  # type: ignore[index]
+
+
+def test_the_node_unit_tests_pass() -> None:
+    """The adapter's codec, signals and framing, and the JavaScript seam, pass their own tests."""
+    done = subprocess.run(
+        [_node(), "--test", str(EXAMPLES / "test")],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "# fail 0" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("role", "script"), [("provider", "provider.mjs"), ("service", "service.mjs")]
+)
+def test_the_node_examples_pass_the_default_profile(role: str, script: str, tmp_path: Path) -> None:
+    """The JavaScript provider (with its driver) and service pass every requirement they claim."""
+    status, report = _suite(role, script, report=tmp_path / "report.json")
+    assert status == 0, _failed(report)
+    assert report["ok"] is True
+    results = report["results"]
+    assert isinstance(results, list)
+    assert len(results) >= 20
+    assert {r["status"] for r in results} == {"passed"}  # type: ignore[index]
+    assert report["protocol"] == {"ok": True, "problems": []}
+
+
+@pytest.mark.parametrize(
+    ("role", "script"), [("provider", "provider.mjs"), ("service", "service.mjs")]
+)
+def test_every_message_of_the_node_examples_is_valid(
+    role: str, script: str, tmp_path: Path
+) -> None:
+    """With -V, no message in either direction breaks the protocol's schema."""
+    status, report = _suite(role, script, "-V", "--profile", "quick", report=tmp_path / "r.json")
+    assert status == 0, report.get("protocol")
+    assert report["protocol"] == {"ok": True, "problems": []}
+
+
+BROKEN = [
+    ("provider", "broken/provider-trims-text.mjs", "PRV-TEXT-1"),
+    ("provider", "broken/provider-stays-on-abort.mjs", "PRV-ABORT-2"),
+    ("provider", "broken/provider-blocks-loop.mjs", "PRV-LOOP-1"),
+    ("service", "broken/service-copies-request.mjs", "SVC-PASS-1"),
+    ("service", "broken/service-trusts-answers.mjs", "SVC-STRICT-1"),
+    ("service", "broken/service-keeps-listener.mjs", "SVC-LEAK-1"),
+]
+
+
+@pytest.mark.parametrize(("role", "script", "requirement"), BROKEN)
+def test_each_broken_node_variant_fails_its_requirement(
+    role: str, script: str, requirement: str, tmp_path: Path
+) -> None:
+    """A JavaScript implementation with one defect fails the run, naming that requirement."""
+    status, report = _suite(role, script, report=tmp_path / "report.json")
+    assert status == 1
+    assert requirement in _failed(report)

@@ -8,6 +8,8 @@ every section; ``python -m bench scaling abort_latency`` runs some, and
 
 * ``honest`` (:mod:`bench.honest`): ``ask()`` against validation alone,
   interleaved and shuffled rounds; ``bench/results/honest.json``.
+* ``harness`` (:mod:`bench.harness`): the default profile through the
+  JSON-lines harness against in-process; ``bench/results/harness.json``.
 * ``suite_cost`` (:mod:`bench.suite_cost`): the conformance suite's time per
   Hypothesis test case, and where it goes; ``bench/results/suite_cost.json``.
 * ``scaling``, ``abort_latency``, ``many_pending``, ``import_cost``: below;
@@ -321,8 +323,17 @@ def suite_cost_section() -> dict[str, Any]:
     return {"written_to": "bench/results/suite_cost.json"}
 
 
+def harness_section() -> dict[str, Any]:
+    """The harness against in-process; see :mod:`bench.harness`."""
+    from bench import harness
+
+    harness.main([])
+    return {"written_to": "bench/results/harness.json"}
+
+
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "honest": honest_section,
+    "harness": harness_section,
     "scaling": scaling,
     "abort_latency": abort_latency,
     "many_pending": many_pending,
@@ -331,7 +342,7 @@ SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
 }
 
 #: Sections that are modules of their own, with their own options.
-MODULES = {"honest": "bench.honest", "suite_cost": "bench.suite_cost"}
+MODULES = {"honest": "bench.honest", "suite_cost": "bench.suite_cost", "harness": "bench.harness"}
 
 
 def main(argv: list[str]) -> None:

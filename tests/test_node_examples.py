@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -43,10 +44,14 @@ def _suite(role: str, script: str, *extra: str, report: Path) -> tuple[int, dict
     return done.returncode, found
 
 
-def _failed(report: dict[str, object]) -> set[str]:
+def _results(report: dict[str, object]) -> list[dict[str, object]]:
     results = report["results"]
     assert isinstance(results, list)
-    return {str(r["id"]) for r in results if r["status"] == "failed"}  # type: ignore[index]
+    return cast("list[dict[str, object]]", results)
+
+
+def _failed(report: dict[str, object]) -> set[str]:
+    return {str(r["id"]) for r in _results(report) if r["status"] == "failed"}
 
 
 def test_the_node_unit_tests_pass() -> None:
@@ -67,10 +72,9 @@ def test_the_node_examples_pass_the_default_profile(role: str, script: str, tmp_
     status, report = _suite(role, script, report=tmp_path / "report.json")
     assert status == 0, _failed(report)
     assert report["ok"] is True
-    results = report["results"]
-    assert isinstance(results, list)
+    results = _results(report)
     assert len(results) >= 20
-    assert {r["status"] for r in results} == {"passed"}  # type: ignore[index]
+    assert {r["status"] for r in results} == {"passed"}
     assert report["protocol"] == {"ok": True, "problems": []}
 
 

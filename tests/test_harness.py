@@ -416,3 +416,32 @@ def test_stdio_provider_reports_a_child_that_cannot_start() -> None:
         await provider.aclose()
 
     asyncio.run(main())
+
+
+def test_stdio_provider_aborts_promptly_through_a_service() -> None:
+    """An abort of an ask pending in the child settles it at once with ASK_ABORTED.
+
+    The child's provider hears the abort too, so the signal has no listener left.
+    """
+
+    async def main() -> None:
+        command = child("provider", "dsh_user_interaction_conformance:reference_subject")
+        service = UserInteractionService()
+        async with StdioProvider(command) as provider:
+            service.register_provider(provider)
+            controller = AbortController()
+            request: Any = {
+                "questions": [{"id": "q", "question": "Go?"}],
+                "signal": controller.signal,
+            }
+            task = asyncio.ensure_future(service.ask(request))
+            await asyncio.sleep(0.2)  # the ask reaches the child and waits there
+            started = time.monotonic()
+            controller.abort()
+            with pytest.raises(UserInteractionError) as raised:
+                await asyncio.wait_for(task, 5)
+            assert raised.value.code is ErrorCode.ASK_ABORTED
+            assert time.monotonic() - started < 1.0
+            assert controller.signal.listener_count == 0
+
+    asyncio.run(main())

@@ -34,7 +34,10 @@ class StdioProvider:
     on it.
 
     *timeout* bounds the set-up calls (``new``, ``close``), never an ask: a
-    human may take as long as they like.
+    human may take as long as they like. When an ask is cancelled (the
+    service's abort or disposal, or the caller's cancellation), it waits at
+    most *cancel_grace* seconds for the child to settle it, so that an answer
+    the child had already accepted is kept (``HAR-CANCEL-1``).
     """
 
     def __init__(
@@ -42,6 +45,7 @@ class StdioProvider:
         command: str | Sequence[str],
         *,
         timeout: float = 10.0,
+        cancel_grace: float = 0.5,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
@@ -56,6 +60,9 @@ class StdioProvider:
             spec=SPEC_VERSION,
             cwd=cwd,
             env=env,
+            # A cancelled ask waits this long for the child's last word, so an
+            # abort through a service stays prompt even if the child ignores it.
+            cancel_grace=cancel_grace,
         )
         self._session: Session | None = None
         self._starting: asyncio.Future[Session] | None = None

@@ -117,10 +117,13 @@ class Connection:
         spec: str = "",
         cwd: str | None = None,
         env: dict[str, str] | None = None,
+        cancel_grace: float | None = None,
     ) -> None:
         self.argv = list(argv)
         self.role = role
         self.bound = bound
+        #: How long a cancelled call waits for the child's last word (``HAR-CANCEL-3``).
+        self.cancel_grace = 2 * bound if cancel_grace is None else cancel_grace
         self.validate = validate
         self._suite, self._spec = suite, spec
         self._lock = threading.Lock()
@@ -690,7 +693,7 @@ class Session:
             self._abandon(call)
             return None
         try:
-            async with asyncio.timeout(2 * self.bound):
+            async with asyncio.timeout(self.connection.cancel_grace):
                 last = await call.final
         except asyncio.CancelledError:
             self._abandon(call)

@@ -38,6 +38,7 @@ from dsh_user_interaction.extra.stdio import (
 )
 from dsh_user_interaction.extra.stdio._values import Codec, as_list, as_object
 from dsh_user_interaction_conformance import (
+    CHECKS,
     HarnessServices,
     HarnessSubjects,
     run_suite,
@@ -48,6 +49,7 @@ from .gallery.providers import BROKEN_PROVIDERS
 from .gallery.services import BROKEN_SERVICES
 from .test_gallery import covering
 
+pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 CHILD = [sys.executable, "-m", "dsh_user_interaction_conformance.child"]
 BOUND = 0.3
@@ -445,3 +447,31 @@ def test_stdio_provider_aborts_promptly_through_a_service() -> None:
             assert controller.signal.listener_count == 0
 
     asyncio.run(main())
+
+
+def test_the_pytest_plugin_checks_a_child_from_a_session_fixture(
+    pytester: pytest.Pytester,
+) -> None:
+    """A conftest fixture that yields a HarnessServices runs every service check on the child."""
+    pytester.makeconftest(
+        f"""
+        import sys
+        import pytest
+        from dsh_user_interaction_conformance import HarnessServices
+
+        @pytest.fixture(scope="session")
+        def dsh_user_interaction_service():
+            command = {child("service", "dsh_user_interaction_conformance:reference_service")!r}
+            factory = HarnessServices(command)
+            yield factory
+            factory.close()
+        """
+    )
+    (pytester.path / "test_conformance.py").write_text(
+        "def test_conformance(dsh_conformance_check):\n    dsh_conformance_check()\n"
+    )
+    result = pytester.runpytest_subprocess("--dsh-profile", "quick", "--dsh-seed", "3")
+    result.assert_outcomes(
+        passed=sum(c.kind in {"service", "binding"} for c in CHECKS),
+        skipped=sum(c.kind == "provider" for c in CHECKS),
+    )

@@ -75,16 +75,13 @@ class Link:
         self.generation = 0
         self._outbox: queue.SimpleQueue[tuple[int, bytes] | object] = queue.SimpleQueue()
         self._closed = False
+        #: Every process started, for the finalizer, which must not hold the link.
+        self._processes: list[subprocess.Popen[bytes]] = []
         self._reader = threading.Thread(target=self._read, name="dsh-harness-reader", daemon=True)
         self._writer = threading.Thread(target=self._write, name="dsh-harness-writer", daemon=True)
         self._reader.start()
         self._writer.start()
         weakref.finalize(self, _kill, self._processes)
-
-    # The finalizer must not hold the link itself.
-    @property
-    def _processes(self) -> list[subprocess.Popen[bytes]]:
-        return cast("list[subprocess.Popen[bytes]]", self.__dict__.setdefault("_all", []))
 
     def start(self) -> int:
         """Start a (fresh) child process; return its generation.

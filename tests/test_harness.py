@@ -475,3 +475,33 @@ def test_the_pytest_plugin_checks_a_child_from_a_session_fixture(
         passed=sum(c.kind in {"service", "binding"} for c in CHECKS),
         skipped=sum(c.kind == "provider" for c in CHECKS),
     )
+
+
+@pytest.mark.parametrize(("role", "target", "requirement"), [
+    ("provider", "reference_subject", "PRV-CANCEL-1"),
+    ("service", "reference_service", "SVC-CANCEL-1"),
+])  # fmt: skip
+def test_a_child_without_cancellation_skips_those_requirements(
+    role: str, target: str, requirement: str
+) -> None:
+    """A child without cancellation has that requirement skipped, never passed (HAR-CANCEL-2).
+
+    Every other requirement is still judged.
+    """
+    command = [*child(role, f"dsh_user_interaction_conformance:{target}"), "--not-cancellable"]
+    kind: type[HarnessSubjects | HarnessServices] = (
+        HarnessSubjects if role == "provider" else HarnessServices
+    )
+    factory = kind(command, bound=BOUND)
+    try:
+        assert factory.capabilities.cancellable is False
+        if role == "provider":
+            report = run_suite(subject_factory=factory, kinds=[role], profile="quick", seed=2)
+        else:
+            report = run_suite(service_factory=factory, kinds=[role], profile="quick", seed=2)
+    finally:
+        factory.close()
+    status = {r.requirement.id: r.status for r in report.results}
+    assert status[requirement] == "skipped"
+    assert report.ok, {k: v for k, v in status.items() if v != "passed"}
+    assert {v for k, v in status.items() if k != requirement} == {"passed"}

@@ -101,10 +101,13 @@ class _SuiteProvider:
 class _Child:
     """The child side: reads the suite's messages, serves them, writes the replies."""
 
-    def __init__(self, factory: Callable[[], object], role: str, out: BinaryIO) -> None:
+    def __init__(
+        self, factory: Callable[[], object], role: str, out: BinaryIO, *, cancellable: bool = True
+    ) -> None:
         self.factory = factory
         self.role = role
         self.out = out
+        self.cancellable = cancellable
         self.subjects: dict[str, _Subject] = {}
         self.calls: dict[str, asyncio.Task[None]] = {}
         self.cancelled: set[str] = set()
@@ -171,7 +174,7 @@ class _Child:
             self._notify(message.get("method"), message.get("params") or {})
 
     def _notify(self, method: object, params: dict[str, Any]) -> None:
-        if method == "cancel":
+        if method == "cancel" and self.cancellable:
             task = self.calls.get(str(params.get("id")))
             if task is not None:
                 self.cancelled.add(str(params.get("id")))
@@ -254,7 +257,7 @@ class _Child:
                     "version": dsh_user_interaction.__version__,
                     "language": "python",
                 },
-                "cancellable": True,
+                "cancellable": self.cancellable,
             }
             if capabilities is not None:
                 flags = capabilities.as_dict()
@@ -332,14 +335,20 @@ async def serve(
     *,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
+    cancellable: bool = True,
 ) -> None:
-    """Serve *factory*'s subjects on *stdin* and *stdout* until the input ends."""
+    """Serve *factory*'s subjects on *stdin* and *stdout* until the input ends.
+
+    With *cancellable* false the child declares ``cancellable: false`` and
+    ignores ``cancel``, as an adapter for a language without call
+    cancellation does (``HAR-CANCEL-2``).
+    """
     out = stdout or sys.stdout.buffer
     source = stdin or sys.stdin.buffer
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
-    child = _Child(factory, role, out)
+    child = _Child(factory, role, out, cancellable=cancellable)
     while True:
         line = await reader.readline()
         if not line:
@@ -364,6 +373,11 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     role = parser.add_mutually_exclusive_group(required=True)
     role.add_argument("--provider", metavar="MODULE:ATTR")
     role.add_argument("--service", metavar="MODULE:ATTR")
+    parser.add_argument(
+        "--not-cancellable",
+        action="store_true",
+        help="declare cancellable: false and ignore cancel, as a language without it would",
+    )
     args = parser.parse_args(argv)
     try:
         factory = _load(
@@ -372,7 +386,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     except _UsageError as error:
         sys.stderr.write(f"{parser.prog}: error: {error}\n")
         sys.exit(2)
-    asyncio.run(serve(factory, "provider" if args.provider else "service"))
+    role_name = "provider" if args.provider else "service"
+    asyncio.run(serve(factory, role_name, cancellable=not args.not_cancellable))
     sys.exit(0)
 
 

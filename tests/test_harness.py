@@ -489,18 +489,20 @@ def test_a_child_without_cancellation_skips_those_requirements(
     Every other requirement is still judged.
     """
     command = [*child(role, f"dsh_user_interaction_conformance:{target}"), "--not-cancellable"]
-    kind: type[HarnessSubjects | HarnessServices] = (
-        HarnessSubjects if role == "provider" else HarnessServices
-    )
-    factory = kind(command, bound=BOUND)
-    try:
-        assert factory.capabilities.cancellable is False
-        if role == "provider":
-            report = run_suite(subject_factory=factory, kinds=[role], profile="quick", seed=2)
-        else:
-            report = run_suite(service_factory=factory, kinds=[role], profile="quick", seed=2)
-    finally:
-        factory.close()
+    if role == "provider":
+        subjects = HarnessSubjects(command, bound=BOUND)
+        try:
+            assert subjects.capabilities.cancellable is False
+            report = run_suite(subject_factory=subjects, kinds=[role], profile="quick", seed=2)
+        finally:
+            subjects.close()
+    else:
+        services = HarnessServices(command, bound=BOUND)
+        try:
+            assert services.capabilities.cancellable is False
+            report = run_suite(service_factory=services, kinds=[role], profile="quick", seed=2)
+        finally:
+            services.close()
     status = {r.requirement.id: r.status for r in report.results}
     assert status[requirement] == "skipped"
     assert report.ok, {k: v for k, v in status.items() if v != "passed"}

@@ -228,7 +228,16 @@ class RemoteService(_Remote):
 
 
 class _Factory:
-    """A child for the whole run, and a fresh subject in it per example."""
+    """A child for the whole run, and a fresh subject in it per example.
+
+    *command* is a command line (split as a shell would) or a list of
+    arguments. *bound* is the run's bound: it times the child's set-up calls
+    (``HAR-TIME-1``) and sets the stall limit of its pings, so pass the same
+    one to :func:`run_suite` (the command line does). *validate* checks every
+    message against the protocol's schema (``-V``). *cwd* and *env* are the
+    child's. The child starts, and shakes hands, here: a child that cannot
+    raises :class:`~dsh_user_interaction.extra.stdio.ChildFailed`.
+    """
 
     role: str = ""
 

@@ -291,6 +291,16 @@ class _Factory:
 class HarnessSubjects(_Factory):
     """A subject factory for a provider (and its driver) in a child process.
 
+    *command* is a command line (split as a shell would) or a list of
+    arguments. *bound* is the run's bound: it times the child's set-up calls
+    (``HAR-TIME-1``) and sets the stall limit of its pings, so pass the same
+    one to :func:`run_suite` (the command line does). *validate* checks every
+    message against the protocol's schema (``-V``); :attr:`protocol_errors`
+    lists what it found. *cwd* and *env* are the child's. The child starts,
+    and shakes hands, here: one that cannot raises
+    :class:`~dsh_user_interaction.extra.stdio.ChildFailed`. Call
+    :meth:`close` when the run is done.
+
     The child's ``hello`` declares the capabilities, so ``run_suite`` needs
     no ``capabilities`` argument for it.
     """
@@ -309,7 +319,10 @@ class HarnessSubjects(_Factory):
 
 
 class HarnessServices(_Factory):
-    """A service factory for a service in a child process."""
+    """A service factory for a service in a child process; arguments as :class:`HarnessSubjects`.
+
+    A child that declares ``cancellable: false`` has ``SVC-CANCEL-1`` skipped.
+    """
 
     role = "service"
 

@@ -295,11 +295,11 @@ class HarnessSubjects(_Factory):
     arguments. *bound* is the run's bound: it times the child's set-up calls
     (``HAR-TIME-1``) and sets the stall limit of its pings, so pass the same
     one to :func:`run_suite` (the command line does). *validate* checks every
-    message against the protocol's schema (``-V``); :attr:`protocol_errors`
+    message against the protocol's schema (``-V``); ``protocol_errors``
     lists what it found. *cwd* and *env* are the child's. The child starts,
     and shakes hands, here: one that cannot raises
     :class:`~dsh_user_interaction.extra.stdio.ChildFailed`. Call
-    :meth:`close` when the run is done.
+    ``close()`` when the run is done.
 
     The child's ``hello`` declares the capabilities, so ``run_suite`` needs
     no ``capabilities`` argument for it.

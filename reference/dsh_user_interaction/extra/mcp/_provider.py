@@ -187,7 +187,11 @@ class McpElicitationProvider:
             )
             raise ElicitationUnsupported(msg)
         if not call.session.can_send_request:
-            msg = "this MCP connection has no back-channel for requests to the client"
+            msg = (
+                "this MCP connection (protocol revision "
+                f"{call.session.protocol_version}) has no back-channel for requests to the "
+                "client; elicitation needs a connection made with the initialize handshake"
+            )
             raise ElicitationUnsupported(msg)
         return call
 

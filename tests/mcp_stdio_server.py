@@ -46,7 +46,9 @@ async def call_tool(
 
 
 async def main() -> None:
-    server: Server[Any] = Server("dsh-user-interaction-stdio", on_list_tools=list_tools, on_call_tool=call_tool)
+    server: Server[Any] = Server(
+        "dsh-user-interaction-stdio", on_list_tools=list_tools, on_call_tool=call_tool
+    )
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

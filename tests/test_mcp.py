@@ -11,16 +11,16 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.context import ServerRequestContext
 
@@ -54,13 +54,27 @@ from dsh_user_interaction.extra.mcp.testing import (
     mcp_subject,
     mcp_subject_without_custom_text,
 )
-from dsh_user_interaction_conformance import Action, Pick, Skip, TypeText, expected_answer, run_suite
-from dsh_user_interaction_conformance.strategies import actions, custom_texts, hostile_text, requests
+from dsh_user_interaction_conformance import (
+    Action,
+    Pick,
+    Skip,
+    TypeText,
+    expected_answer,
+    run_suite,
+)
+from dsh_user_interaction_conformance.strategies import (
+    actions,
+    custom_texts,
+    hostile_text,
+    requests,
+)
 
 from .gallery.mcp import BROKEN_MCP, SHOULD_MCP
 
 #: The suite's bound for the gallery runs; a hanging variant costs a few multiples of it.
 BOUND = 0.5
+#: Form content, as an elicitation result holds it.
+Content = dict[str, str | int | float | bool | list[str] | None]
 #: Every test's own wall-clock limit.
 LIMIT = 20.0
 
@@ -89,14 +103,14 @@ _BATCH: AskUserQuestionRequest = {
 }
 
 
-def run(test: Callable[[], Awaitable[Any]]) -> Any:  # noqa: ANN401 - whatever the test returns
+def run(test: Callable[[], Awaitable[Any]]) -> Any:
     return asyncio.run(asyncio.wait_for(test(), LIMIT))
 
 
 @asynccontextmanager
 async def connected(
-    callback: Any = None,  # noqa: ANN401 - any elicitation callback, or None for none
-) -> AsyncIterator[ServerRequestContext[Any, Any]]:
+    callback: Any = None,
+) -> AsyncGenerator[ServerRequestContext[Any, Any]]:
     """A real server and client over in-memory streams, with a tool call open on the server."""
     connection = Connection(callback)
     context = await connection.open()
@@ -107,18 +121,26 @@ async def connected(
 
 
 @asynccontextmanager
-async def held() -> AsyncIterator[tuple[McpElicitationProvider, Human]]:
+async def held() -> AsyncGenerator[tuple[McpElicitationProvider, Human]]:
     """A provider on a tool call whose client holds every elicitation for the test to settle."""
     human = Human()
     async with connected(human) as context:
         yield McpElicitationProvider(context), human
 
 
+async def until(check: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Poll until *check()* holds; ``TimeoutError`` after *seconds*."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not check():
+        if loop.time() > deadline:
+            raise TimeoutError
+        await asyncio.sleep(0.001)
+
+
 async def outstanding(human: Human, count: int = 1) -> None:
     """Wait until the client holds *count* elicitation requests."""
-    async with asyncio.timeout(5):
-        while len(human.outstanding) < count:
-            await asyncio.sleep(0.001)
+    await until(lambda: len(human.outstanding) >= count)
 
 
 # -- the form a batch becomes -------------------------------------------------------
@@ -193,8 +215,14 @@ def test_an_accepted_form_gives_labels_exactly_and_skips_for_missing_fields() ->
             await outstanding(human)
             elicitation = human.outstanding[0]
             assert elicitation.params.meta is not None
-            assert elicitation.params.meta[ASK_META_KEY] == provider.number_of(_BATCH) == 1
-            content = {"q1": "Safe", "q2": ["bench", "tests"], "q2_other": "and c", "q3": None}
+            meta = cast("dict[str, object]", elicitation.params.meta)
+            assert meta[ASK_META_KEY] == provider.number_of(_BATCH) == 1
+            content: Content = {
+                "q1": "Safe",
+                "q2": ["bench", "tests"],
+                "q2_other": "and c",
+                "q3": None,
+            }
             elicitation.result.set_result(types.ElicitResult(action="accept", content=content))
             return await ask
 
@@ -213,7 +241,11 @@ def test_custom_text_on_a_single_select_overrides_the_choice_and_blank_text_is_n
     async def main() -> list[object]:
         answers: list[object] = []
         async with held() as (provider, human):
-            for content in ({"q1": "Fast", "q1_other": "neither"}, {"q1": "Fast", "q1_other": " \u3000"}):
+            contents: list[Content] = [
+                {"q1": "Fast", "q1_other": "neither"},
+                {"q1": "Fast", "q1_other": " \u3000"},
+            ]
+            for content in contents:
                 ask = asyncio.ensure_future(provider.ask(_MODE))
                 await outstanding(human)
                 human.outstanding[0].result.set_result(
@@ -299,9 +331,7 @@ def test_an_abort_cancels_the_outstanding_request_on_the_client() -> None:
             with pytest.raises(UserInteractionError) as raised:
                 await ask
             assert raised.value.code is ErrorCode.ASK_ABORTED
-            async with asyncio.timeout(1):
-                while human.outstanding:
-                    await asyncio.sleep(0.001)
+            await until(lambda: not human.outstanding, 1)
             assert human.withdrawn == 1
             assert provider.pending == 0
 
@@ -318,9 +348,7 @@ def test_a_cancelled_ask_cancels_the_request_and_cancellation_propagates() -> No
             ask.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await ask
-            async with asyncio.timeout(1):
-                while human.outstanding:
-                    await asyncio.sleep(0.001)
+            await until(lambda: not human.outstanding, 1)
             assert human.withdrawn == 1
 
     run(main)
@@ -375,22 +403,26 @@ def test_the_context_must_be_a_tool_calls() -> None:
 
 def test_the_provider_passes_the_whole_suite_through_a_real_client() -> None:
     """Every provider requirement passes at the default profile, with every capability declared."""
-    assert mcp_subject.capabilities == CAPABILITIES  # type: ignore[attr-defined]
+    assert mcp_subject.capabilities == CAPABILITIES  # type: ignore[attr-defined] # set by with_capabilities
     report = run_suite(subject_factory=mcp_subject, kinds=["provider"], profile="default", seed=1)
-    assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.status != "passed"]
+    assert report.ok, [
+        (r.requirement.id, r.message) for r in report.results if r.status != "passed"
+    ]
     assert {r.status for r in report.results} == {"passed"}
     assert all(r.examples > 0 for r in report.results)
 
 
 def test_without_custom_text_the_suite_passes_with_the_capabilities_that_says() -> None:
     """custom_text=False declares no custom text on questions with options, and passes."""
-    caps = mcp_subject_without_custom_text.capabilities  # type: ignore[attr-defined]
+    caps = mcp_subject_without_custom_text.capabilities  # type: ignore[attr-defined] # set by with_capabilities
     assert not caps.custom_on_single
     assert not caps.custom_on_multi
     report = run_suite(
         subject_factory=mcp_subject_without_custom_text, kinds=["provider"], profile="quick", seed=2
     )
-    assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.status != "passed"]
+    assert report.ok, [
+        (r.requirement.id, r.message) for r in report.results if r.status != "passed"
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN_MCP))
@@ -436,13 +468,15 @@ def test_a_should_only_bridge_variant_warns(name: str) -> None:
 # -- the client side: elicitation requests answered by a provider -------------------
 
 
-def _scripted(*answers: AskUserQuestionAnswer) -> tuple[ScriptedProvider, list[AskUserQuestionRequest]]:
-    """A scripted human giving *answers* in turn, and the requests it was asked."""
-    asked: list[AskUserQuestionRequest] = []
+def _scripted(
+    *answers: AskUserQuestionAnswer,
+) -> tuple[ScriptedProvider, list[dict[str, Any]]]:
+    """A scripted human giving *answers* in turn, and the requests it was asked (as plain data)."""
+    asked: list[dict[str, Any]] = []
     queue = list(answers)
 
     def respond(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-        asked.append(request)
+        asked.append(cast("dict[str, Any]", request))
         return queue.pop(0)
 
     return ScriptedProvider(respond=respond), asked
@@ -508,14 +542,20 @@ def test_schema_properties_become_questions_and_the_answer_validates() -> None:
 
 def test_an_answer_that_breaks_the_schema_is_asked_again_with_the_problem_then_declined() -> None:
     """A required field skipped and a number out of range are asked again; at the limit, declined."""
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}, "required": ["n"]}
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "maximum": 3}},
+        "required": ["n"],
+    }
     skipped: AskUserQuestionAnswer = {"answers": [{"id": "n", "selected": []}]}
     big: AskUserQuestionAnswer = {"answers": [{"id": "n", "selected": [], "custom": "12"}]}
     fine: AskUserQuestionAnswer = {"answers": [{"id": "n", "selected": [], "custom": "2"}]}
     provider, asked = _scripted(skipped, big, fine)
     result = run(lambda: _elicit(provider, "", schema))
     assert (result.action, result.content) == ("accept", {"n": 2})
-    assert asked[1]["questions"][0]["detail"].startswith("Please answer again: this field is required")
+    assert asked[1]["questions"][0]["detail"].startswith(
+        "Please answer again: this field is required"
+    )
     assert asked[2]["questions"][0]["detail"].startswith("Please answer again: at most 3")
     provider, asked = _scripted(skipped, skipped)
     result = run(lambda: _elicit(provider, "", schema, attempts=2))
@@ -529,18 +569,34 @@ def test_an_answer_that_breaks_the_schema_is_asked_again_with_the_problem_then_d
     [
         ({"type": "object", "properties": {"x": {"type": "object"}}}, "unsupported type 'object'"),
         (
-            {"type": "object", "properties": {"x": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "A"]}}},
+            {
+                "type": "object",
+                "properties": {
+                    "x": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "A"]}
+                },
+            },
             None,
         ),
         (
-            {"type": "object", "properties": {"x": {"type": "string", "oneOf": [{"const": "", "title": ""}]}}},
+            {
+                "type": "object",
+                "properties": {"x": {"type": "string", "oneOf": [{"const": "", "title": ""}]}},
+            },
             "cannot be told apart",
         ),
-        ({"type": "object", "properties": {"x": {"type": "string", "format": "ipv4"}}}, "unknown format"),
-        ({"type": "object", "properties": {"x": {"type": "array", "items": {"type": "string"}}}}, "neither"),
+        (
+            {"type": "object", "properties": {"x": {"type": "string", "format": "ipv4"}}},
+            "unknown format",
+        ),
+        (
+            {"type": "object", "properties": {"x": {"type": "array", "items": {"type": "string"}}}},
+            "neither",
+        ),
     ],
 )
-def test_an_unsupported_schema_is_declined_with_a_reason(schema: dict[str, Any], reason: str | None) -> None:
+def test_an_unsupported_schema_is_declined_with_a_reason(
+    schema: dict[str, Any], reason: str | None
+) -> None:
     """What the seam cannot ask is declined at once, the reason in _meta; duplicate titles use values."""
     provider, asked = _scripted({"answers": [{"id": "x", "selected": ["b"]}]})
     result = run(lambda: _elicit(provider, "?", schema))
@@ -560,7 +616,9 @@ def test_a_url_mode_request_is_declined_with_a_reason() -> None:
 
     async def main() -> types.ElicitResult:
         async with connected(elicitation_callback(provider)) as context:
-            return await context.session.elicit_url("Sign in", "https://example.invalid/", "e1", context.request_id)
+            return await context.session.elicit_url(
+                "Sign in", "https://example.invalid/", "e1", context.request_id
+            )
 
     result = run(main)
     assert result.action == "decline"
@@ -607,7 +665,9 @@ def _client_answer(
 ) -> AskUserQuestionAnswer:
     """What the human at the client answers for the form of *request*: *behaviour*, field by field."""
     by_id: dict[str, AskUserQuestionAnswerItem] = {}
-    for number, (question, action) in enumerate(zip(request["questions"], behaviour, strict=True), 1):
+    for number, (question, action) in enumerate(
+        zip(request["questions"], behaviour, strict=True), 1
+    ):
         name = f"q{number}"
         if isinstance(action, Skip):
             continue
@@ -674,7 +734,8 @@ def test_hostile_ids_labels_and_text_survive_both_hops(
 
 
 async def _over_stdio(
-    calls: Sequence[dict[str, Any]], respond: Callable[[AskUserQuestionRequest], AskUserQuestionAnswer]
+    calls: Sequence[dict[str, Any]],
+    respond: Callable[[AskUserQuestionRequest], AskUserQuestionAnswer],
 ) -> list[types.CallToolResult]:
     server = StdioServerParameters(
         command=sys.executable,
@@ -709,7 +770,7 @@ def test_over_stdio_the_model_facing_tool_asks_the_clients_user() -> None:
             ]
         }
 
-    calls = [
+    calls: list[dict[str, Any]] = [
         {"questions": [
             {"id": "go", "question": "Deploy?", "options": [{"label": label}, {"label": "No"}]},
             {"id": "\u202ename\U0001f600", "question": "Name?"},
@@ -747,7 +808,7 @@ def test_the_subpackage_without_its_extra_names_the_extra() -> None:
 
 
 def test_the_mcp_extra_is_pinned_and_in_dev() -> None:
-    """pyproject's mcp extra pins a tested range, and the dev extra (what CI installs) pulls it in."""
+    """The mcp extra pins a tested range, and the dev extra (what CI installs) pulls it in."""
     import tomllib
 
     project = tomllib.loads(Path(__file__).parents[1].joinpath("pyproject.toml").read_text())

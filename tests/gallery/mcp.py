@@ -34,8 +34,8 @@ def _titled(request: AskUserQuestionRequest[Any], form: Form) -> Form:
         if key not in holder:
             continue
         shown = [
-            f"{option['label']} \u2014 {option['description']}"
-            if option.get("description")
+            f"{option['label']} \u2014 {description}"
+            if (description := option.get("description"))
             else option["label"]
             for option in question.get("options", ())
         ]

@@ -13,8 +13,7 @@ try:
     _importlib.import_module("mcp")
 except ImportError as _missing:  # tested in a subprocess, with mcp hidden
     _msg = (
-        "dsh_user_interaction.extra.mcp needs the mcp SDK: "
-        "pip install 'dsh-user-interaction[mcp]'"
+        "dsh_user_interaction.extra.mcp needs the mcp SDK: pip install 'dsh-user-interaction[mcp]'"
     )
     raise ImportError(_msg, name="mcp") from _missing
 

@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
 import mcp_types as types
-from mcp.client.session import ClientRequestContext
+from mcp.client.session import ClientRequestContext, ElicitationFnT
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
@@ -58,9 +58,7 @@ YES: Final = "Yes"
 NO: Final = "No"
 
 #: The callback the SDK's ``ClientSession`` (and ``Client``) takes as ``elicitation_callback``.
-ElicitationCallback = Callable[
-    [ClientRequestContext, types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]
-]
+ElicitationCallback = ElicitationFnT
 
 _Kind = Literal["choice", "choices", "boolean", "text", "integer", "number"]
 _DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
@@ -120,24 +118,25 @@ def _constraints(kind: _Kind, schema: Mapping[str, Any]) -> list[str]:
 
 
 def _choices(name: str, schema: Mapping[str, Any]) -> dict[str, str | bool]:
-    """label -> value for an enum schema (titled, untitled or legacy), or :class:`Unsupported`."""
+    """Map label to value for an enum schema (titled, untitled or legacy), or Unsupported."""
     values: list[str]
     titles: list[object]
     if isinstance(schema.get("oneOf"), list) or isinstance(schema.get("anyOf"), list):
-        entries = cast("list[object]", schema.get("oneOf", schema.get("anyOf")))
+        entries = cast("list[object]", schema["oneOf"] if "oneOf" in schema else schema["anyOf"])
         values, titles = [], []
         for entry in entries:
-            if not isinstance(entry, dict) or not isinstance(entry.get("const"), str):
+            option = cast("dict[str, object]", entry) if isinstance(entry, dict) else {}
+            if not isinstance(option.get("const"), str):
                 msg = f"property {name!r} has an option without a string const"
                 raise Unsupported(msg)
-            option = cast("dict[str, object]", entry)
             values.append(cast("str", option["const"]))
             titles.append(option.get("title"))
     elif isinstance(schema.get("enum"), list):
-        values = cast("list[str]", schema["enum"])
-        if not all(isinstance(v, str) for v in values):
+        enum = cast("list[object]", schema["enum"])
+        if not all(isinstance(v, str) for v in enum):
             msg = f"property {name!r} has an enum that is not all strings"
             raise Unsupported(msg)
+        values = cast("list[str]", enum)
         names = schema.get("enumNames")
         titles = cast("list[object]", names) if isinstance(names, list) else [None] * len(values)
     else:
@@ -147,9 +146,9 @@ def _choices(name: str, schema: Mapping[str, Any]) -> dict[str, str | bool]:
         msg = f"property {name!r} offers no options"
         raise Unsupported(msg)
     for labels in (titles, values):
-        if len(labels) == len(values) and all(isinstance(t, str) and t for t in labels):
-            if len(set(labels)) == len(labels):
-                return dict(zip(cast("list[str]", labels), values, strict=True))
+        usable = len(labels) == len(values) and all(isinstance(t, str) and t for t in labels)
+        if usable and len(set(labels)) == len(labels):
+            return dict(zip(cast("list[str]", labels), values, strict=True))
     msg = f"property {name!r} has options whose titles and values cannot be told apart"
     raise Unsupported(msg)
 
@@ -197,7 +196,8 @@ def questions_of(params: types.ElicitRequestParams) -> list[_Property]:
     if not isinstance(properties, dict):
         msg = "the requested schema has no properties object"
         raise Unsupported(msg)
-    required = schema.get("required") or []
+    listed: object = schema.get("required")
+    required = cast("list[object]", listed) if isinstance(listed, list) else []
     return [
         _property(str(name), prop, name in required)
         for name, prop in cast("dict[str, object]", properties).items()
@@ -218,13 +218,16 @@ def _request(
         lines = ([message] if number == 0 and message else []) + prop.notes()
         if prop.name in problems:
             lines.insert(0, f"Please answer again: {problems[prop.name]}")
-        question: AskUserQuestionItem = {"id": prop.name, "question": prop.title}
-        question["detail"] = "\n\n".join(lines)
+        question: dict[str, Any] = {
+            "id": prop.name,
+            "question": prop.title,
+            "detail": "\n\n".join(lines),
+        }
         if prop.values:
             question["options"] = [{"label": label} for label in prop.values]
         if prop.kind == "choices":
             question["multiSelect"] = True
-        questions.append(question)
+        questions.append(cast("AskUserQuestionItem", question))
     return {"questions": questions}
 
 
@@ -335,13 +338,17 @@ def elicitation_callback(
                 answer = await service.ask(request)
             except ElicitationCancelled as ended:
                 if ended.action == "decline":
-                    return _declined(ended.reason) if ended.reason else types.ElicitResult(
-                        action="decline"
+                    return (
+                        _declined(ended.reason)
+                        if ended.reason
+                        else types.ElicitResult(action="decline")
                     )
                 return types.ElicitResult(action="cancel")
             except UserInteractionError as error:
                 if error.code in (
-                    ErrorCode.ASK_CANCELLED, ErrorCode.ASK_ABORTED, ErrorCode.PROVIDER_DISPOSED
+                    ErrorCode.ASK_CANCELLED,
+                    ErrorCode.ASK_ABORTED,
+                    ErrorCode.PROVIDER_DISPOSED,
                 ):
                     return types.ElicitResult(action="cancel")
                 raise

@@ -47,32 +47,36 @@ class Connection:
         #: The client session, once initialised.
         self.session: ClientSession | None = None
 
-    async def open(self, timeout: float = 5.0) -> ServerRequestContext[Any, Any]:
-        """Connect, call the ``hold`` tool, and return its server-side request context."""
+    async def open(self, limit: float = 5.0) -> ServerRequestContext[Any, Any]:
+        """Connect, call the ``hold`` tool, and return its server-side request context.
+
+        Raises ``TimeoutError`` when that takes more than *limit* seconds.
+        """
         loop = asyncio.get_running_loop()
         opened: asyncio.Future[ServerRequestContext[Any, Any]] = loop.create_future()
         self._opened = opened
         runner = loop.create_task(self._run(), name="dsh-user-interaction mcp connection")
         self._runner = runner
-        done, _ = await asyncio.wait({opened, runner}, timeout=timeout, return_when="FIRST_COMPLETED")
+        either: set[asyncio.Future[Any]] = {opened, runner}
+        done, _ = await asyncio.wait(either, timeout=limit, return_when="FIRST_COMPLETED")
         if opened in done:
             return opened.result()
         if runner in done:
             runner.result()  # raises what ended it
         await self.aclose()
-        msg = f"the MCP connection did not open a tool call within {timeout:g} s"
+        msg = f"the MCP connection did not open a tool call within {limit:g} s"
         raise TimeoutError(msg)
 
-    async def aclose(self, timeout: float = 1.0) -> None:
-        """End the tool call and the connection, cancelling what will not end within *timeout*."""
+    async def aclose(self, limit: float = 1.0) -> None:
+        """End the tool call and the connection; cancel what does not end within *limit* s."""
         self._closing.set()
         runner = self._runner
         if runner is None or runner.done():
             return
-        done, _ = await asyncio.wait({runner}, timeout=timeout)
+        done, _ = await asyncio.wait({runner}, timeout=limit)
         if not done:
             runner.cancel()
-            await asyncio.wait({runner}, timeout=timeout)
+            await asyncio.wait({runner}, timeout=limit)
         if runner.done() and not runner.cancelled():
             runner.exception()  # retrieved: a connection torn down may end either way
 

@@ -29,7 +29,6 @@ from dsh_user_interaction_conformance import (
     Capabilities,
     Dismiss,
     Nothing,
-    Pick,
     Skip,
     Subject,
     TypeText,
@@ -122,8 +121,9 @@ def _const(prop: object, position: int, name: str) -> str:
     spec = cast("dict[str, Any]", prop)
     holder = cast("dict[str, Any]", spec.get("items", spec))
     entries = cast("list[Any]", holder.get("oneOf") or holder.get("anyOf") or holder.get("enum"))
-    entry = entries[position]
-    return cast("str", entry["const"] if isinstance(entry, dict) else entry)
+    entry: object = entries[position]
+    value = cast("dict[str, object]", entry)["const"] if isinstance(entry, dict) else entry
+    return cast("str", value)
 
 
 def fill(
@@ -195,13 +195,19 @@ class ElicitationDriver:
             await asyncio.sleep(0 if polls < 50 else 0.002)
 
     def _number(self, request: AskUserQuestionRequest[Any]) -> int | None:
+        found: int | None = self.provider.number_of(request)
         for seen, number in reversed(self._seen):
             if seen is request:
-                return number
-        return self.provider.number_of(request)
+                found = number
+                break
+        return found
 
     async def perform(self, request: AskUserQuestionRequest[Any], behaviour: Behaviour) -> None:
-        """Wait until the client holds *request*'s elicitation, then settle it as *behaviour* says."""
+        """Wait until the client holds *request*'s elicitation, then settle it as *behaviour* says.
+
+        Pick and type fill the form field by field; a dismissal declines the
+        form and cancels it, by turns; ``Nothing`` only waits.
+        """
         found: list[int] = []
 
         def sent() -> bool:
@@ -213,7 +219,9 @@ class ElicitationDriver:
         await self._until("the ask", sent)
         number = found[-1]
         self._seen.append((request, number))
-        await self._until(f"the elicitation of ask #{number}", lambda: self.human.find(number) is not None)
+        await self._until(
+            f"the elicitation of ask #{number}", lambda: self.human.find(number) is not None
+        )
         held = self.human.find(number)
         assert held is not None
         if isinstance(behaviour, Nothing) or held.result.done():
@@ -221,8 +229,12 @@ class ElicitationDriver:
         if isinstance(behaviour, Dismiss):
             self._dismissals += 1
             # Both end the batch with ASK_CANCELLED; use both.
-            action = "decline" if self._dismissals % 2 else "cancel"
-            held.result.set_result(types.ElicitResult(action=action))
+            ended = (
+                types.ElicitResult(action="decline")
+                if self._dismissals % 2
+                else types.ElicitResult(action="cancel")
+            )
+            held.result.set_result(ended)
             return
         content = fill(request, held.params.requested_schema, behaviour)
         held.result.set_result(types.ElicitResult(action="accept", content=content))

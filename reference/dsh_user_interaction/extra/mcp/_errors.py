@@ -28,8 +28,11 @@ class ElicitationCancelled(UserInteractionError):
     >>> import pickle
     >>> error = ElicitationCancelled.of_action("decline", reason="no forms here")
     >>> again = pickle.loads(pickle.dumps(error))
-    >>> again.code, again.action, again.reason, str(again)
-    (<ErrorCode.ASK_CANCELLED: 'ASK_CANCELLED'>, 'decline', 'no forms here', 'the user cancelled ask_user_question')
+    >>> again.code, again.action, again.reason
+    (<ErrorCode.ASK_CANCELLED: 'ASK_CANCELLED'>, 'decline', 'no forms here')
+    >>> str(again)
+    'the user cancelled ask_user_question'
+
     """
 
     #: ``"decline"``: the user refused; ``"cancel"``: the user dismissed the form.

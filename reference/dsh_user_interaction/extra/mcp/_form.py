@@ -87,9 +87,9 @@ def _title(question: AskUserQuestionItem) -> str:
 
 def _option_notes(question: AskUserQuestionItem) -> str | None:
     lines = [
-        f"{option['label']}: {option['description']}"
+        f"{option['label']}: {description}"
         for option in question.get("options", ())
-        if option.get("description")
+        if (description := option.get("description"))
     ]
     return "\n".join(lines) if lines else None
 
@@ -155,8 +155,10 @@ def form_of(request: AskUserQuestionRequest[Any], *, custom_text: bool = True) -
         properties[name] = prop
         if labels and custom_text:
             other = f"{name}_other"
-            instead = "with or instead of the choices" if question.get("multiSelect") is True else (
-                "instead of a choice"
+            instead = (
+                "with or instead of the choices"
+                if question.get("multiSelect") is True
+                else ("instead of a choice")
             )
             properties[other] = {
                 "type": "string",
@@ -195,10 +197,11 @@ def answer_of_content(
     >>> form = form_of(request)
     >>> answer_of_content(request, form, {"q1": ["b", "a"], "q1_other": "and c"})
     {'answers': [{'id': 'go', 'selected': ['a', 'b'], 'custom': 'and c'}]}
-    >>> answer_of_content(request, form, {"q1": ["c"]})
-    Traceback (most recent call last):
-    ...
-    dsh_user_interaction._errors.UserInteractionError: question "go" (field q1): "c" is not one of its options
+    >>> try:
+    ...     answer_of_content(request, form, {"q1": ["c"]})
+    ... except UserInteractionError as error:
+    ...     print(error.code, "|", error, "|", error.answer)
+    BAD_ANSWER | question "go" (field q1): "c" is not one of its options | {'q1': ['c']}
     """
     if not isinstance(content, Mapping):
         message = f"an accepted form must have content, an object of fields; got {_shown(content)}"
@@ -207,7 +210,7 @@ def answer_of_content(
     for key in values:
         if not isinstance(key, str) or form.field(key) is None:
             message = f"the content has a field the form never offered: {_shown(key)}"
-            raise UserInteractionError(message, ErrorCode.BAD_ANSWER, answer=content)
+            raise UserInteractionError(message, ErrorCode.BAD_ANSWER, answer=values)
     questions = request["questions"]
     selected: list[list[str]] = [[] for _ in questions]
     custom: list[str | None] = [None for _ in questions]
@@ -218,24 +221,26 @@ def answer_of_content(
         labels = _labels(questions[field.index])
         if field.kind in ("text", "other"):
             if not isinstance(value, str):
-                raise _bad(request, field, content, f"expected text, got {_shown(value)}")
+                raise _bad(request, field, values, f"expected text, got {_shown(value)}")
             if not is_blank(value):
                 custom[field.index] = value
         elif field.kind == "choice":
             if not isinstance(value, str):
-                raise _bad(request, field, content, f"expected one label, got {_shown(value)}")
+                raise _bad(request, field, values, f"expected one label, got {_shown(value)}")
             if value not in labels:
-                raise _bad(request, field, content, f"{_shown(value)} is not one of its options")
+                raise _bad(request, field, values, f"{_shown(value)} is not one of its options")
             selected[field.index] = [value]
         else:
             if not isinstance(value, list):
-                raise _bad(request, field, content, f"expected a list of labels, got {_shown(value)}")
+                problem = f"expected a list of labels, got {_shown(value)}"
+                raise _bad(request, field, values, problem)
             picked = cast("list[object]", value)
             for label in picked:
                 if not isinstance(label, str) or label not in labels:
-                    raise _bad(request, field, content, f"{_shown(label)} is not one of its options")
+                    problem = f"{_shown(label)} is not one of its options"
+                    raise _bad(request, field, values, problem)
                 if picked.count(label) > 1:
-                    raise _bad(request, field, content, f"{_shown(label)} is picked twice")
+                    raise _bad(request, field, values, f"{_shown(label)} is picked twice")
             selected[field.index] = [label for label in labels if label in picked]
     items: list[AskUserQuestionAnswerItem] = []
     for index, question in enumerate(questions):

@@ -28,11 +28,11 @@ Invariants (the ``ask()`` of one request goes through them in order):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, cast
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -40,6 +40,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.session import ServerSession
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
+from typing_extensions import TypeIs
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
@@ -54,7 +55,8 @@ from ._form import Form, answer_of_content, form_of
 __all__ = [
     "ASK_META_KEY",
     "PROTOCOL_VERSION",
-    "REASON_META_KEY",     "McpElicitationProvider",
+    "REASON_META_KEY",
+    "McpElicitationProvider",
     "ToolCallContext",
     "tool_call",
 ]
@@ -80,11 +82,16 @@ class _Call:
     request_id: types.RequestId | None
 
 
-def _call_of(context: ToolCallContext) -> _Call:
+def _is_tool_context(value: object) -> TypeIs[Context[Any, Any]]:
+    """Whether *value* is the ``Context`` an ``MCPServer`` tool receives."""
+    return isinstance(value, Context)
+
+
+def _call_of(context: object) -> _Call:
     if isinstance(context, ServerRequestContext):
         return _Call(context.session, context.request_id)
-    if isinstance(context, Context):
-        inner: ServerRequestContext[Any, Any] = context.request_context
+    if _is_tool_context(context):
+        inner = context.request_context
         return _Call(inner.session, inner.request_id)
     msg = (
         "a tool call's context is the ServerRequestContext of a low-level handler "
@@ -97,7 +104,7 @@ _CURRENT: ContextVar[_Call | None] = ContextVar("dsh_user_interaction_mcp_tool_c
 
 
 @contextmanager
-def tool_call(context: ToolCallContext) -> Iterator[None]:
+def tool_call(context: ToolCallContext) -> Generator[None]:
     """Ask through *context*'s client in this block: the tool call in progress.
 
     Every :class:`McpElicitationProvider` built without a context of its own
@@ -214,23 +221,24 @@ class McpElicitationProvider:
         form = self.form_of(request)
         self._numbers += 1
         pending = _Pending(self._numbers, request)
+        meta = cast("types.RequestParamsMeta", {ASK_META_KEY: pending.number})
         params = types.ElicitRequestFormParams(
-            message=form.message,
-            requested_schema=form.schema,
-            _meta={ASK_META_KEY: pending.number},
+            message=form.message, requested_schema=form.schema, _meta=meta
         )
         loop = asyncio.get_running_loop()
         aborted: asyncio.Future[None] = loop.create_future()
-        remove = (
-            None
-            if signal is None
-            else signal.add_listener(lambda _signal: aborted.done() or aborted.set_result(None))
-        )
+
+        def on_abort(_signal: object) -> None:
+            if not aborted.done():
+                aborted.set_result(None)
+
+        remove = None if signal is None else signal.add_listener(on_abort)
         self._pending.append(pending)
         elicit = asyncio.ensure_future(self._send(call, params))
+        either: set[asyncio.Future[Any]] = {elicit, aborted}
         try:
             try:
-                await asyncio.wait({elicit, aborted}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:
                 if elicit.done() and not elicit.cancelled() and elicit.exception() is None:
                     try:

@@ -161,7 +161,11 @@ def _labels(question: AskUserQuestionItem) -> list[str]:
 
 
 class ElicitationDriver:
-    """Plays the human at the MCP client in front of an :class:`McpElicitationProvider`."""
+    """Plays the human at the MCP client in front of a provider.
+
+    The provider is a :class:`~dsh_user_interaction.extra.mcp.McpElicitationProvider`
+    (or a variant of it) whose client's elicitation callback is *human*.
+    """
 
     def __init__(
         self,

@@ -64,7 +64,7 @@ class Field:
 class Form:
     """One elicitation form for a whole batch: the message, the schema, and the field map."""
 
-    #: The text shown above the form: every question, with its header and detail.
+    #: The text shown above the form, with every question, its header and its detail.
     message: str
     #: The ``requestedSchema``: a flat object of primitive properties, none required.
     schema: dict[str, Any]

@@ -354,6 +354,41 @@ def test_a_cancelled_ask_cancels_the_request_and_cancellation_propagates() -> No
     run(main)
 
 
+def test_an_abort_through_the_service_is_ask_aborted_and_withdraws_the_request() -> None:
+    """Through a service, the signal's abort raises ASK_ABORTED and the client's request ends."""
+
+    async def main() -> None:
+        async with held() as (provider, human):
+            service = UserInteractionService()
+            service.register_provider(provider)
+            controller = AbortController()
+            ask = asyncio.ensure_future(service.ask({**_MODE, "signal": controller.signal}))
+            await outstanding(human)
+            controller.abort()
+            with pytest.raises(UserInteractionError) as raised:
+                await ask
+            assert raised.value.code is ErrorCode.ASK_ABORTED
+            await until(lambda: not human.outstanding, 1)
+            assert human.withdrawn == 1
+
+    run(main)
+
+
+def test_a_client_whose_callback_fails_gives_the_sdks_error_unchanged() -> None:
+    """A JSON-RPC error from the client (its UI broke) propagates as the SDK's MCPError."""
+    from mcp.shared.exceptions import MCPError
+
+    def broken(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        raise RuntimeError("the window could not open")
+
+    async def main() -> None:
+        async with connected(elicitation_callback(ScriptedProvider(respond=broken))) as context:
+            with pytest.raises(MCPError):
+                await asyncio.wait_for(McpElicitationProvider(context).ask(_MODE), 5)
+
+    run(main)
+
+
 def test_a_client_without_elicitation_fails_fast_before_anything_is_sent() -> None:
     """No elicitation capability: ElicitationUnsupported at once, and no request goes out."""
 
@@ -789,6 +824,32 @@ def test_over_stdio_the_model_facing_tool_asks_the_clients_user() -> None:
     assert second.is_error
     assert isinstance(second.content[0], types.TextContent)
     assert second.content[0].text == "Error: the user cancelled ask_user_question"
+
+
+def test_over_stdio_cancelling_the_tool_call_withdraws_the_elicitation_on_both_hops() -> None:
+    """The client cancels its tool call; the server's ask is cancelled and withdraws its request."""
+
+    async def main() -> None:
+        human = ScriptedProvider()
+        server = StdioServerParameters(
+            command=sys.executable,
+            args=[str(Path(__file__).with_name("mcp_stdio_server.py"))],
+            env={"PYTHONPATH": ":".join(sys.path)},
+        )
+        arguments = {"questions": [{"id": "q", "question": "Wait?"}]}
+        async with (
+            stdio_client(server) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicitation_callback(human)) as session,
+        ):
+            await session.initialize()
+            call = asyncio.ensure_future(session.call_tool("ask_user_question", arguments))
+            async with asyncio.timeout(10):
+                await human.next_ask()
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
+            await until(lambda: not human.pending, 5)
+
+    run(main)
 
 
 # -- packaging -------------------------------------------------------------------

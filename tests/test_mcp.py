@@ -319,6 +319,26 @@ def test_malformed_content_is_bad_answer_naming_the_field_and_keeping_the_conten
     assert error.answer == content
 
 
+def test_a_result_that_is_no_elicitation_result_is_bad_answer_naming_where() -> None:
+    """A peer (not the SDK's client, which checks its own) sending a bad action gets BAD_ANSWER."""
+    from pydantic import ValidationError
+
+    async def main() -> UserInteractionError:
+        future: asyncio.Future[types.ElicitResult] = asyncio.get_running_loop().create_future()
+        try:
+            types.ElicitResult.model_validate({"action": "maybe"})
+        except ValidationError as error:
+            future.set_exception(error)
+        with pytest.raises(UserInteractionError) as raised:
+            McpElicitationProvider._result(future)
+        return raised.value
+
+    error = run(main)
+    assert error.code is ErrorCode.BAD_ANSWER
+    assert str(error).startswith("the client's elicitation result is malformed at action: ")
+    assert error.answer == "maybe"
+
+
 def test_an_abort_cancels_the_outstanding_request_on_the_client() -> None:
     """ASK_ABORTED, and the client's callback is cancelled by notifications/cancelled."""
 

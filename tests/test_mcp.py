@@ -422,6 +422,25 @@ def test_a_client_without_elicitation_fails_fast_before_anything_is_sent() -> No
     run(main)
 
 
+def test_the_model_facing_tool_reports_a_client_without_elicitation_as_one_error_line() -> None:
+    """ask_user_question through the bridge, to a client that cannot be asked: Error: <why>."""
+    from dsh_user_interaction.tool import ask_user_question
+
+    async def main() -> tuple[bool, str]:
+        service = UserInteractionService()
+        service.register_provider(McpElicitationProvider())
+        async with connected(None) as context:
+            with tool_call(context):
+                result = await ask_user_question(
+                    service, {"questions": [{"id": "q", "question": "?"}]}
+                )
+        return result.is_error, result.text
+
+    is_error, text = run(main)
+    assert is_error
+    assert text.startswith("Error: the MCP client did not declare form elicitation")
+
+
 def test_outside_a_tool_call_the_provider_says_how_to_bind_one() -> None:
     """A provider with no context, asked outside tool_call(), fails fast and names the fix."""
     with pytest.raises(ElicitationUnsupported, match=r"tool_call\(ctx\)"):

@@ -51,7 +51,7 @@ from dsh_user_interaction import (
 from ._errors import ElicitationCancelled
 from ._provider import REASON_META_KEY
 
-__all__ = ["ElicitationCallback", "Unsupported", "elicitation_callback", "questions_of"]
+__all__ = ["ElicitationCallback", "Unsupported", "elicitation_callback"]
 
 #: The labels of a boolean property's question.
 YES: Final = "Yes"

@@ -731,6 +731,47 @@ def test_attempts_must_be_positive() -> None:
         elicitation_callback(ScriptedProvider(), attempts=0)
 
 
+def test_a_terminal_at_the_client_answers_the_servers_form_through_its_keys() -> None:
+    """elicitation_callback(TerminalProvider): the server's batch is drawn and answered by keys."""
+    from dsh_user_interaction.extra.terminal import TerminalProvider
+    from dsh_user_interaction.extra.terminal.testing import TerminalDriver
+    from dsh_user_interaction.extra.terminal.testing import make_subject as terminal
+
+    async def main() -> object:
+        screen = terminal()
+        ui, driver = screen.provider, screen.driver
+        assert isinstance(ui, TerminalProvider)
+        assert isinstance(driver, TerminalDriver)
+        try:
+            async with connected(elicitation_callback(ui)) as context:
+                ask = asyncio.ensure_future(McpElicitationProvider(context).ask(_BATCH))
+                await until(lambda: ui.pending == 1)
+                shown = ui._queue[0].request  # what the client's terminal shows
+                assert [q["id"] for q in shown["questions"]] == [
+                    "q1", "q1_other", "q2", "q2_other", "q3",
+                ]  # fmt: skip
+                behaviour = (
+                    Pick(("Safe",)),
+                    Skip(),
+                    Pick(("docs", "tests")),
+                    Skip(),
+                    TypeText("main"),
+                )
+                await asyncio.wait_for(driver.perform(shown, behaviour), 10)
+                return await asyncio.wait_for(ask, 5)
+        finally:
+            assert screen.aclose is not None
+            await screen.aclose()
+
+    assert run(main) == {
+        "answers": [
+            {"id": "mode", "selected": ["Safe"]},
+            {"id": "targets", "selected": ["tests", "docs"]},
+            {"id": "branch", "selected": [], "custom": "main"},
+        ]
+    }
+
+
 # -- both directions together ----------------------------------------------------
 
 

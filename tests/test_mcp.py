@@ -181,7 +181,7 @@ def test_a_single_question_message_reads_header_question_detail() -> None:
 
 
 @given(ids=st.lists(hostile_text(min_size=1), min_size=1, max_size=4, unique=True))
-@settings(max_examples=50)
+@settings(max_examples=50, deadline=None)
 def test_property_names_are_safe_whatever_the_ids_hold(ids: list[str]) -> None:
     """Ids with control characters, emoji or spaces never reach a property name."""
     request: AskUserQuestionRequest = {"questions": [{"id": i, "question": "?"} for i in ids]}
@@ -809,7 +809,7 @@ async def _both_ways(request: AskUserQuestionRequest, behaviour: Sequence[Action
 
 
 @given(data=st.data())
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_an_answer_comes_back_unchanged_across_both_hops(data: st.DataObject) -> None:
     """For any request and any behaviour, the answer after two hops is the one the spec requires."""
     request = data.draw(requests(), "request")
@@ -835,7 +835,7 @@ def _hostile_requests(draw: st.DrawFn) -> tuple[AskUserQuestionRequest, tuple[Ac
 
 
 @given(case=_hostile_requests())
-@settings(max_examples=40)
+@settings(max_examples=40, deadline=None)
 def test_hostile_ids_labels_and_text_survive_both_hops(
     case: tuple[AskUserQuestionRequest, tuple[Action, ...]],
 ) -> None:

@@ -20,9 +20,11 @@ import mcp_types as types
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
 
 from dsh_user_interaction import (
     MESSAGES,
@@ -439,6 +441,33 @@ def test_the_model_facing_tool_reports_a_client_without_elicitation_as_one_error
     is_error, text = run(main)
     assert is_error
     assert text.startswith("Error: the MCP client did not declare form elicitation")
+
+
+def test_a_stateless_2026_connection_without_a_back_channel_fails_fast() -> None:
+    """On the SDK's 2026-07-28 in-process path, asking fails at once, naming the revision."""
+    from dsh_user_interaction.tool import ask_user_question
+
+    server = MCPServer("stateless")
+    service = UserInteractionService()
+    service.register_provider(McpElicitationProvider())
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        with tool_call(ctx):
+            result = await ask_user_question(service, {"questions": [{"id": "q", "question": "?"}]})
+        return result.text
+
+    async def main() -> str:
+        callback = elicitation_callback(ScriptedProvider())
+        async with Client(server, elicitation_callback=callback) as client:
+            result = await client.call_tool("ask", {})
+            block = result.content[0]
+            assert isinstance(block, types.TextContent)
+            return block.text
+
+    assert run(main).startswith(
+        "Error: this MCP connection (protocol revision 2026-07-28) has no back-channel"
+    )
 
 
 def test_outside_a_tool_call_the_provider_says_how_to_bind_one() -> None:

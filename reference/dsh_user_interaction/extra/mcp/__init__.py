@@ -22,8 +22,8 @@ from ._callback import Unsupported as Unsupported
 from ._callback import elicitation_callback as elicitation_callback
 from ._errors import ElicitationCancelled as ElicitationCancelled
 from ._errors import ElicitationUnsupported as ElicitationUnsupported
-from ._form import Field as Field
 from ._form import Form as Form
+from ._form import FormField as FormField
 from ._form import answer_of_content as answer_of_content
 from ._form import form_of as form_of
 from ._provider import ASK_META_KEY as ASK_META_KEY
@@ -40,8 +40,8 @@ __all__ = [
     "ElicitationCallback",
     "ElicitationCancelled",
     "ElicitationUnsupported",
-    "Field",
     "Form",
+    "FormField",
     "McpElicitationProvider",
     "ToolCallContext",
     "Unsupported",

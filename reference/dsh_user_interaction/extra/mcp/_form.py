@@ -40,24 +40,24 @@ from dsh_user_interaction import (
 )
 from dsh_user_interaction._json import js_quote
 
-__all__ = ["Field", "FieldKind", "Form", "answer_of_content", "form_of"]
+__all__ = ["Form", "FormField", "FormFieldKind", "answer_of_content", "form_of"]
 
 #: What a property holds: a label, a list of labels, typed text, or a question's custom text.
-FieldKind = Literal["choice", "choices", "text", "other"]
+FormFieldKind = Literal["choice", "choices", "text", "other"]
 
 #: Quoted values in error messages are shortened past this many characters.
 _SHOWN: Final = 60
 
 
 @dataclass(frozen=True, slots=True)
-class Field:
+class FormField:
     """One property of the form: its generated name, the question it belongs to, what it holds."""
 
     #: The property name, ``q<n>`` or ``q<n>_other``.
     name: str
     #: The position of its question in the request.
     index: int
-    kind: FieldKind
+    kind: FormFieldKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +69,9 @@ class Form:
     #: The ``requestedSchema``: a flat object of primitive properties, none required.
     schema: dict[str, Any]
     #: Every property, in schema order.
-    fields: tuple[Field, ...]
+    fields: tuple[FormField, ...]
 
-    def field(self, name: str) -> Field | None:
+    def field(self, name: str) -> FormField | None:
         """The field of property *name*, or ``None`` for a name the form never offered."""
         return next((f for f in self.fields if f.name == name), None)
 
@@ -131,7 +131,7 @@ def form_of(request: AskUserQuestionRequest[Any], *, custom_text: bool = True) -
     questions = request["questions"]
     single = len(questions) == 1
     properties: dict[str, dict[str, Any]] = {}
-    fields: list[Field] = []
+    fields: list[FormField] = []
     sections: list[str] = []
     for index, question in enumerate(questions):
         number = index + 1
@@ -142,13 +142,13 @@ def form_of(request: AskUserQuestionRequest[Any], *, custom_text: bool = True) -
         prop: dict[str, Any]
         if not labels:
             prop = {"type": "string", "title": title}
-            fields.append(Field(name, index, "text"))
+            fields.append(FormField(name, index, "text"))
         elif question.get("multiSelect") is True:
             prop = {"type": "array", "title": title, "items": {"anyOf": _choices(labels)}}
-            fields.append(Field(name, index, "choices"))
+            fields.append(FormField(name, index, "choices"))
         else:
             prop = {"type": "string", "title": title, "oneOf": _choices(labels)}
-            fields.append(Field(name, index, "choice"))
+            fields.append(FormField(name, index, "choice"))
         notes = _option_notes(question)
         if notes is not None:
             prop["description"] = notes
@@ -165,7 +165,7 @@ def form_of(request: AskUserQuestionRequest[Any], *, custom_text: bool = True) -
                 "title": f"{title} (your own answer)",
                 "description": f"Type an answer of your own, {instead}.",
             }
-            fields.append(Field(other, index, "other"))
+            fields.append(FormField(other, index, "other"))
     message = "\n\n".join(sections)
     return Form(message, {"type": "object", "properties": properties}, tuple(fields))
 
@@ -180,7 +180,7 @@ def _shown(value: object) -> str:
 
 
 def _bad(
-    request: AskUserQuestionRequest[Any], field: Field, content: object, problem: str
+    request: AskUserQuestionRequest[Any], field: FormField, content: object, problem: str
 ) -> UserInteractionError:
     question_id = request["questions"][field.index]["id"]
     message = f"question {_shown(question_id)} (field {field.name}): {problem}"

@@ -965,7 +965,7 @@ def test_over_stdio_cancelling_the_tool_call_withdraws_the_elicitation_on_both_h
 
 
 def test_the_subpackage_without_its_extra_names_the_extra() -> None:
-    """Without the mcp SDK, one ImportError names the pip command."""
+    """Without the mcp SDK, one ImportError names the pip command; likewise the suite for testing."""
     prelude = "import sys; sys.modules['mcp'] = None; "
     out = subprocess.run(
         [sys.executable, "-c", prelude + "import dsh_user_interaction.extra.mcp"],
@@ -975,6 +975,14 @@ def test_the_subpackage_without_its_extra_names_the_extra() -> None:
     )
     assert "ImportError: dsh_user_interaction.extra.mcp needs the mcp SDK: " in out.stderr
     assert "pip install 'dsh-user-interaction[mcp]'" in out.stderr
+    prelude = "import sys; sys.modules['hypothesis'] = None; "
+    out = subprocess.run(
+        [sys.executable, "-c", prelude + "import dsh_user_interaction.extra.mcp.testing"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "pip install 'dsh-user-interaction[mcp,conformance]'" in out.stderr
 
 
 def test_the_mcp_extra_is_pinned_and_in_dev() -> None:

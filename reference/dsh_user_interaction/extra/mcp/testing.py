@@ -9,6 +9,17 @@ streams, with::
         --provider dsh_user_interaction.extra.mcp.testing:mcp_subject
 """
 
+import importlib as _importlib
+
+try:
+    _importlib.import_module("hypothesis")
+except ImportError as _missing:  # tested in a subprocess, with hypothesis hidden
+    _msg = (
+        "dsh_user_interaction.extra.mcp.testing needs the conformance suite: "
+        "pip install 'dsh-user-interaction[mcp,conformance]'"
+    )
+    raise ImportError(_msg, name="hypothesis") from _missing
+
 from ._connection import HOLD_TOOL as HOLD_TOOL
 from ._connection import Connection as Connection
 from ._driver import CAPABILITIES as CAPABILITIES

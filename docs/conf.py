@@ -57,6 +57,11 @@ nitpick_ignore_regex = [
     # The terminal extra's third-party types: prompt_toolkit and pyte.
     (r"py:.*", r"(prompt_toolkit|pyte)(\..*)?"),
     (r"py:class", r"(Input|Output|PipeInput|Vt100_Output|Size|TextIO)"),
+    # The MCP extra's third-party types: the SDK, its wire types and pydantic.
+    (r"py:.*", r"(mcp|mcp_types|pydantic|anyio)(\..*)?"),
+    (r"py:class", r"_asyncio\..*"),
+    (r"py:class", r"(ServerRequestContext|Context|ServerSession|ClientRequestContext)"),
+    (r"py:class", r"(ElicitationFnT|ElicitRequestParams|ElicitResult|ErrorData|RequestId)"),
     (r"py:class", r"st\..*"),
     (r"py:class", r"(NoneType|Ellipsis|EllipsisType)"),
 ]

@@ -51,6 +51,26 @@ def test_the_terminal_extra_only_re_exports() -> None:
     assert {name for name in names if not name.startswith("_")} == {"testing"}
 
 
+def test_the_mcp_extra_only_re_exports() -> None:
+    """The MCP subpackage and its testing module export exactly ``__all__``, from private modules."""
+    from dsh_user_interaction.extra import mcp
+    from dsh_user_interaction.extra.mcp import testing
+
+    for front in (mcp, testing):
+        public = {
+            name
+            for name in vars(front)
+            if not name.startswith("_") and not isinstance(getattr(front, name), type(sys))
+        }
+        assert public == set(front.__all__), front.__name__
+        for name in front.__all__:
+            module = getattr(getattr(front, name), "__module__", None)
+            if module is not None and module.startswith("dsh_user_interaction"):
+                assert module.rsplit(".", 1)[1].startswith("_"), (name, module)
+    names = {info.name for info in pkgutil.iter_modules(mcp.__path__)}
+    assert {name for name in names if not name.startswith("_")} == {"testing"}
+
+
 def test_exported_objects_claim_the_front_module_or_a_private_one() -> None:
     """Classes and functions come from private modules; the front module only re-exports."""
     for name in dsh_user_interaction.__all__:
@@ -61,10 +81,11 @@ def test_exported_objects_claim_the_front_module_or_a_private_one() -> None:
 
 
 def test_the_core_imports_no_test_or_validation_libraries() -> None:
-    """Importing the core must not pull in test, validation or terminal libraries."""
+    """Importing the core must not pull in test, validation, terminal or MCP libraries."""
     code = (
         "import sys, dsh_user_interaction, dsh_user_interaction.__main__;"
-        "heavy = {'hypothesis', 'pytest', 'pydantic', 'jsonschema', 'prompt_toolkit', 'pyte'}"
+        "heavy = {'hypothesis', 'pytest', 'pydantic', 'jsonschema', 'prompt_toolkit', 'pyte',"
+        " 'mcp', 'mcp_types', 'anyio'}"
         " & set(sys.modules);"
         "print(sorted(heavy))"
     )

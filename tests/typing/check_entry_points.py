@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Self, assert_type
+from typing import Any, Literal, Self, assert_type
 
 from hypothesis import strategies as st
 
@@ -241,4 +241,41 @@ async def terminal() -> None:
     assert_type(subject, Subject)
     assert_type(run_suite(subject_factory=terminal_subject).ok, bool)
     driver: TerminalDriver = TerminalDriver.__new__(TerminalDriver)
+    assert_type(await driver.is_shown({"questions": []}), bool)
+
+
+async def mcp_bridge() -> None:
+    # The MCP provider is a provider; the callback fits the SDK's client session;
+    # the subject factories are suite factories.
+    from mcp.client.session import ClientSession, ElicitationFnT
+    from mcp.server.mcpserver import Context
+
+    from dsh_user_interaction.extra.mcp import (
+        ElicitationCancelled,
+        Form,
+        McpElicitationProvider,
+        elicitation_callback,
+        form_of,
+        tool_call,
+    )
+    from dsh_user_interaction.extra.mcp.testing import (
+        ElicitationDriver,
+        make_subject,
+        mcp_subject,
+    )
+
+    provider: UserInteractionProvider = McpElicitationProvider()
+    assert_type(await provider.ask({"questions": []}), AskUserQuestionAnswer)
+    callback: ElicitationFnT = elicitation_callback(provider)
+    assert_type(ClientSession(dispatcher=None, elicitation_callback=callback), ClientSession)
+    assert_type(form_of({"questions": []}), Form)
+    with tool_call(Context()):
+        pass
+    error = ElicitationCancelled.of_action("decline")
+    assert_type(error.action, Literal["decline", "cancel"])
+    caught: UserInteractionError = error
+    assert_type(caught.code, ErrorCode)
+    assert_type(await make_subject(), Subject)
+    assert_type(run_suite(subject_factory=mcp_subject).ok, bool)
+    driver: ElicitationDriver = ElicitationDriver.__new__(ElicitationDriver)
     assert_type(await driver.is_shown({"questions": []}), bool)

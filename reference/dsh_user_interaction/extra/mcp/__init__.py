@@ -1,0 +1,52 @@
+"""An MCP elicitation bridge, both ways: ``pip install 'dsh-user-interaction[mcp]'``.
+
+This module only re-exports. :class:`McpElicitationProvider` is a provider
+that asks through an MCP client (the server side: any client becomes a UI);
+:func:`elicitation_callback` answers an MCP client's elicitation requests
+through any provider (the client side). :mod:`dsh_user_interaction.extra.mcp.testing`
+holds the conformance driver, which also needs the conformance suite.
+"""
+
+import importlib as _importlib
+
+try:
+    _importlib.import_module("mcp")
+except ImportError as _missing:  # tested in a subprocess, with mcp hidden
+    _msg = (
+        "dsh_user_interaction.extra.mcp needs the mcp SDK: pip install 'dsh-user-interaction[mcp]'"
+    )
+    raise ImportError(_msg, name="mcp") from _missing
+
+from ._callback import ElicitationCallback as ElicitationCallback
+from ._callback import Unsupported as Unsupported
+from ._callback import elicitation_callback as elicitation_callback
+from ._errors import ElicitationCancelled as ElicitationCancelled
+from ._errors import ElicitationUnsupported as ElicitationUnsupported
+from ._form import Form as Form
+from ._form import FormField as FormField
+from ._form import answer_of_content as answer_of_content
+from ._form import form_of as form_of
+from ._provider import ASK_META_KEY as ASK_META_KEY
+from ._provider import PROTOCOL_VERSION as PROTOCOL_VERSION
+from ._provider import REASON_META_KEY as REASON_META_KEY
+from ._provider import McpElicitationProvider as McpElicitationProvider
+from ._provider import ToolCallContext as ToolCallContext
+from ._provider import tool_call as tool_call
+
+__all__ = [
+    "ASK_META_KEY",
+    "PROTOCOL_VERSION",
+    "REASON_META_KEY",
+    "ElicitationCallback",
+    "ElicitationCancelled",
+    "ElicitationUnsupported",
+    "Form",
+    "FormField",
+    "McpElicitationProvider",
+    "ToolCallContext",
+    "Unsupported",
+    "answer_of_content",
+    "elicitation_callback",
+    "form_of",
+    "tool_call",
+]

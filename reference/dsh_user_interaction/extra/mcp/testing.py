@@ -1,0 +1,47 @@
+"""The MCP bridge's conformance driver and subject factories.
+
+Needs the conformance suite too: ``pip install
+'dsh-user-interaction[mcp,conformance]'``. Run the suite on the server-side
+provider, through a real MCP client and server over the SDK's in-memory
+streams, with::
+
+    python -m dsh_user_interaction_conformance \\
+        --provider dsh_user_interaction.extra.mcp.testing:mcp_subject
+"""
+
+import importlib as _importlib
+
+try:
+    _importlib.import_module("hypothesis")
+except ImportError as _missing:  # tested in a subprocess, with hypothesis hidden
+    _msg = (
+        "dsh_user_interaction.extra.mcp.testing needs the conformance suite: "
+        "pip install 'dsh-user-interaction[mcp,conformance]'"
+    )
+    raise ImportError(_msg, name="hypothesis") from _missing
+
+from ._connection import HOLD_TOOL as HOLD_TOOL
+from ._connection import Connection as Connection
+from ._driver import CAPABILITIES as CAPABILITIES
+from ._driver import CAPABILITIES_WITHOUT_CUSTOM_TEXT as CAPABILITIES_WITHOUT_CUSTOM_TEXT
+from ._driver import ElicitationDriver as ElicitationDriver
+from ._driver import Human as Human
+from ._driver import OutstandingElicitation as OutstandingElicitation
+from ._driver import fill as fill
+from ._driver import make_subject as make_subject
+from ._driver import mcp_subject as mcp_subject
+from ._driver import mcp_subject_without_custom_text as mcp_subject_without_custom_text
+
+__all__ = [
+    "CAPABILITIES",
+    "CAPABILITIES_WITHOUT_CUSTOM_TEXT",
+    "HOLD_TOOL",
+    "Connection",
+    "ElicitationDriver",
+    "Human",
+    "OutstandingElicitation",
+    "fill",
+    "make_subject",
+    "mcp_subject",
+    "mcp_subject_without_custom_text",
+]

@@ -1,0 +1,157 @@
+"""Broken variants of the MCP elicitation provider, each a mistake a real bridge makes.
+
+Each runs on a real MCP server and is driven through a real client by the
+same driver as the real provider; ``BROKEN_MCP`` maps a name to its factory,
+the requirement the suite must name, and the check that finds it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ErrorCode,
+    UserInteractionError,
+)
+from dsh_user_interaction.extra.mcp import Form, McpElicitationProvider, answer_of_content, form_of
+from dsh_user_interaction.extra.mcp.testing import make_subject
+from dsh_user_interaction_conformance import Subject
+
+
+def _titled(request: AskUserQuestionRequest[Any], form: Form) -> Form:
+    """*form* with each option's value and title set to ``label — description``."""
+    for field in form.fields:
+        question = request["questions"][field.index]
+        prop = form.schema["properties"][field.name]
+        holder = prop.get("items", prop)
+        key = "anyOf" if "anyOf" in holder else "oneOf"
+        if key not in holder:
+            continue
+        shown = [
+            f"{option['label']} \u2014 {description}"
+            if (description := option.get("description"))
+            else option["label"]
+            for option in question.get("options", ())
+        ]
+        holder[key] = [{"const": text, "title": text} for text in shown]
+    return form
+
+
+class TitlesAsLabels(McpElicitationProvider):
+    """Options go out as their display titles (label and description), and the title comes back."""
+
+    def form_of(self, request: AskUserQuestionRequest[Any]) -> Form:
+        return _titled(request, form_of(request, custom_text=self.custom_text))
+
+    @staticmethod
+    def _read(
+        request: AskUserQuestionRequest[Any], form: Form, result: types.ElicitResult
+    ) -> AskUserQuestionAnswer:
+        if result.action != "accept":
+            return McpElicitationProvider._read(request, form, result)
+        content = dict(result.content or {})
+        answer: AskUserQuestionAnswer = {"answers": []}
+        for index, question in enumerate(request["questions"]):
+            value = content.get(f"q{index + 1}")
+            picked = value if isinstance(value, list) else [] if value is None else [value]
+            item: dict[str, Any] = {"id": question["id"], "selected": [str(v) for v in picked]}
+            other = content.get(f"q{index + 1}_other", content.get(f"q{index + 1}"))
+            if isinstance(other, str) and not question.get("options"):
+                item["selected"] = []
+                item["custom"] = other
+            elif isinstance(content.get(f"q{index + 1}_other"), str):
+                item["custom"] = content[f"q{index + 1}_other"]
+                if question.get("multiSelect") is not True:
+                    item["selected"] = []
+            answer["answers"].append(item)  # type: ignore[arg-type] # built key by key above
+        return answer
+
+
+class DeclineAsSkip(McpElicitationProvider):
+    """A ``decline`` is read as "answered nothing": every question skipped, not ASK_CANCELLED."""
+
+    @staticmethod
+    def _read(
+        request: AskUserQuestionRequest[Any], form: Form, result: types.ElicitResult
+    ) -> AskUserQuestionAnswer:
+        if result.action == "decline":
+            return answer_of_content(request, form, {})
+        return McpElicitationProvider._read(request, form, result)
+
+
+class AbortLeavesRequest(McpElicitationProvider):
+    """An abort raises ASK_ABORTED but never cancels the elicitation: the client still shows it."""
+
+    async def _withdraw(self, elicit: asyncio.Future[types.ElicitResult]) -> None:
+        return
+
+
+class CustomReplacesPicks(McpElicitationProvider):
+    """On a multi-select question, typed text replaces the picked labels, as on a single-select."""
+
+    @staticmethod
+    def _read(
+        request: AskUserQuestionRequest[Any], form: Form, result: types.ElicitResult
+    ) -> AskUserQuestionAnswer:
+        answer = McpElicitationProvider._read(request, form, result)
+        for item in answer["answers"]:
+            if "custom" in item:
+                item["selected"] = []
+        return answer
+
+
+class CancellationAsDismissal(McpElicitationProvider):
+    """A cancelled ask raises ASK_CANCELLED instead of letting CancelledError propagate."""
+
+    async def ask(self, request: AskUserQuestionRequest[Any]) -> AskUserQuestionAnswer:
+        try:
+            return await super().ask(request)
+        except asyncio.CancelledError:
+            raise UserInteractionError.of(ErrorCode.ASK_CANCELLED) from None
+
+
+class UnorderedPicks(McpElicitationProvider):
+    """Multi-select labels come back in the order the client listed them, not in option order."""
+
+    @staticmethod
+    def _read(
+        request: AskUserQuestionRequest[Any], form: Form, result: types.ElicitResult
+    ) -> AskUserQuestionAnswer:
+        answer = McpElicitationProvider._read(request, form, result)
+        content = result.content or {}
+        for index, item in enumerate(answer["answers"]):
+            sent = content.get(f"q{index + 1}")
+            if isinstance(sent, list) and request["questions"][index].get("multiSelect") is True:
+                item["selected"] = [str(label) for label in sent]
+        return answer
+
+
+def _factory(provider_type: type[McpElicitationProvider]) -> Callable[[], Awaitable[Subject]]:
+    async def factory() -> Subject:
+        return await make_subject(provider_type, name=provider_type.__name__)
+
+    return factory
+
+
+#: name -> (subject factory, requirement it breaks, the check that finds it)
+BROKEN_MCP: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
+    "titles-as-labels": (_factory(TitlesAsLabels), "ANS-SEL-3", "provider-answers"),
+    "decline-as-skip": (_factory(DeclineAsSkip), "PRV-DISMISS-1", "provider-lifecycle"),
+    "abort-leaves-request": (_factory(AbortLeavesRequest), "PRV-ABORT-2", "provider-lifecycle"),
+    "custom-replaces-picks": (_factory(CustomReplacesPicks), "PRV-ANSWER-1", "provider-answers"),
+    "cancellation-as-dismissal": (
+        _factory(CancellationAsDismissal),
+        "PRV-CANCEL-1",
+        "provider-lifecycle",
+    ),
+}
+#: A SHOULD violation: reported as a warning, and the run still passes.
+SHOULD_MCP: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
+    "unordered-picks": (_factory(UnorderedPicks), "ANS-MULTI-2", "provider-answers"),
+}

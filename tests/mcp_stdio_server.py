@@ -1,0 +1,57 @@
+"""An MCP server on stdio whose one tool, ``ask_user_question``, asks the client's user.
+
+Run as a subprocess by ``tests/test_mcp.py``: the model-facing tool of
+``dsh_user_interaction.tool`` runs on the server, with an
+:class:`~dsh_user_interaction.extra.mcp.McpElicitationProvider` registered
+on its service, so every call asks the client through elicitation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from dsh_user_interaction import UserInteractionService
+from dsh_user_interaction.extra.mcp import McpElicitationProvider, tool_call
+from dsh_user_interaction.tool import ASK_USER_QUESTION_TOOL, ask_user_question
+
+service = UserInteractionService()
+service.register_provider(McpElicitationProvider())
+
+
+async def list_tools(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    tool = types.Tool(
+        name=ASK_USER_QUESTION_TOOL["name"],
+        description=ASK_USER_QUESTION_TOOL["description"],
+        input_schema=ASK_USER_QUESTION_TOOL["input_schema"],
+    )
+    return types.ListToolsResult(tools=[tool])
+
+
+async def call_tool(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    with tool_call(ctx):
+        result = await ask_user_question(service, params.arguments or {})
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error
+    )
+
+
+async def main() -> None:
+    server: Server[Any] = Server(
+        "dsh-user-interaction-stdio", on_list_tools=list_tools, on_call_tool=call_tool
+    )
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

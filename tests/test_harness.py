@@ -246,25 +246,32 @@ def test_the_command_line_refuses_what_it_cannot_run() -> None:
 
 
 def test_validation_reports_a_message_that_breaks_the_schema(tmp_path: Path) -> None:
-    """With -V, a hello whose capability is not a boolean is a protocol problem, named."""
+    """With -V, a hello with a key the protocol does not define is a protocol problem, named.
+
+    A hello the suite cannot use at all (a capability that is not a boolean)
+    is a set-up error, with or without -V.
+    """
     script = tmp_path / "child.py"
     script.write_text(
         "import json, sys\n"
+        "caps = json.loads(sys.argv[1])\n"
         "for line in sys.stdin:\n"
         "    m = json.loads(line)\n"
-        "    v = {'protocol': '1.0', 'role': 'provider', 'cancellable': True,\n"
-        "         'capabilities': {'can_skip': 'yes'},\n"
-        "         'implementation': {'name': 'bad', 'version': '1'}}\n"
+        "    v = {'protocol': '1.0', 'role': 'provider', 'cancellable': True, 'extra': 1,\n"
+        "         'capabilities': caps, 'implementation': {'name': 'bad', 'version': '1'}}\n"
         "    print(json.dumps({'type': 'return', 'id': m['id'], 'value': v}), flush=True)\n",
         encoding="utf-8",
     )
-    factory = HarnessSubjects([sys.executable, str(script)], bound=0.3, validate=True)
+    factory = HarnessSubjects([sys.executable, str(script), "{}"], bound=0.3, validate=True)
     factory.close()
     problems = factory.protocol_errors
-    assert any("hello value" in p and "can_skip" in p and "HAR-VALIDATE-1" in p for p in problems)
-    unchecked = HarnessSubjects([sys.executable, str(script)], bound=0.3)
+    assert any("hello value" in p and "extra" in p and "HAR-VALIDATE-1" in p for p in problems)
+    unchecked = HarnessSubjects([sys.executable, str(script), "{}"], bound=0.3)
     unchecked.close()
     assert unchecked.protocol_errors == []
+    for caps in ('{"can_skip": "yes"}', "[1]", '{"can_fly": true}'):
+        with pytest.raises(ChildFailed, match="capabilit"):
+            HarnessSubjects([sys.executable, str(script), caps], bound=0.3)
 
 
 def test_the_validator_accepts_the_forms_the_spec_shows() -> None:

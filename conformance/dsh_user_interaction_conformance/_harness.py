@@ -100,6 +100,24 @@ def protocol_validator() -> Any:  # noqa: ANN401 - a Validator, typed by the ses
     return validate
 
 
+def _capabilities(hello: dict[str, Any], cancellable: bool) -> Capabilities:
+    """The capabilities a child's hello declares (``HAR-HELLO-1``); a missing one is true."""
+    declared = hello.get("capabilities", {})
+    found = as_object(declared)
+    if found is None:
+        raise ChildFailed(f"the child's capabilities are {declared!r}, not an object (HAR-HELLO-1)")
+    flags: dict[str, bool] = {}
+    for name in _CAPABILITY_FIELDS:
+        value = found.get(name, True)
+        if type(value) is not bool:
+            raise ChildFailed(f"the child's capability {name!r} is {value!r}, not a boolean")
+        flags[name] = value
+    unknown = sorted(set(found) - set(_CAPABILITY_FIELDS))
+    if unknown:
+        raise ChildFailed(f"the child declares an unknown capability {unknown[0]!r}")
+    return replace(Capabilities(**flags), cancellable=cancellable)
+
+
 def _behaviour(behaviour: Behaviour) -> dict[str, Any]:
     if isinstance(behaviour, Dismiss):
         return {"kind": "dismiss"}
@@ -269,9 +287,11 @@ class _Factory:
         except BaseException:
             self.connection.close()
             raise
-        declared: dict[str, Any] = hello.get("capabilities") or {}
-        flags = {name: declared.get(name) is not False for name in _CAPABILITY_FIELDS}
-        self.capabilities = replace(Capabilities(**flags), cancellable=self.connection.cancellable)
+        try:
+            self.capabilities = _capabilities(hello, self.connection.cancellable)
+        except ChildFailed:
+            self.connection.close()
+            raise
         self.__qualname__ = f"{self.connection.name} ({self.command})"
         self.__module__ = ""
 

@@ -19,6 +19,8 @@ import inspect
 import itertools
 import json
 import sys
+import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, BinaryIO, NoReturn, cast
 
@@ -58,14 +60,24 @@ def _behaviour(wire: object) -> Behaviour:
     return tuple(actions)
 
 
+class _Synchronous(Exception):
+    """An ``ask()`` that raised before it returned an awaitable."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class _Subject:
     """One subject of the child: its objects, its codec, its pending work."""
 
     def __init__(self, made: object, codec: Codec) -> None:
         self.made = made
         self.codec = codec
-        #: The tasks running before it was made: any other one left at close is its own.
+        #: The tasks and threads running before it was made: any other one left
+        #: at close is its own (PRV-LEAK-1).
         self.before = set(asyncio.all_tasks())
+        self.threads = set(threading.enumerate())
         self.registrations: dict[str, object] = {}
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -108,6 +120,8 @@ class _Child:
         self.role = role
         self.out = out
         self.cancellable = cancellable
+        #: Seconds ``close`` may wait for what it cancels: half the run's bound.
+        self.close_wait = 0.5
         self.subjects: dict[str, _Subject] = {}
         self.calls: dict[str, asyncio.Task[None]] = {}
         self.cancelled: set[str] = set()
@@ -228,6 +242,10 @@ class _Child:
                 reply = {"type": "cancelled", "id": call_id}
             else:
                 reply = {"type": "throw", "id": call_id, "error": codec.encode_error(error)}
+        except _Synchronous as wrapped:  # SVC-ASYNC-1: ask() raised before it was awaited
+            thrown = codec.encode_error(wrapped.error)
+            thrown["synchronous"] = self.role == "service"
+            reply = {"type": "throw", "id": call_id, "error": thrown}
         except BaseException as error:  # noqa: BLE001 - every outcome goes back to the suite
             reply = {"type": "throw", "id": call_id, "error": codec.encode_error(error)}
         else:
@@ -248,6 +266,9 @@ class _Child:
 
     async def _method(self, method: str, params: dict[str, Any], subject: _Subject | None) -> Any:  # noqa: ANN401 - one method per protocol call
         if method == "hello":
+            bound: object = params.get("bound")
+            if isinstance(bound, int | float) and not isinstance(bound, bool) and bound > 0:
+                self.close_wait = 0.5 * float(bound)
             capabilities = declared_capabilities(self.factory)
             hello: dict[str, Any] = {
                 "protocol": PROTOCOL_VERSION,
@@ -283,7 +304,11 @@ class _Child:
                 ask: Callable[[object], Awaitable[object]] = (
                     target.provider.ask if self.role == "provider" else target.ask
                 )
-                return await ask(request)
+                try:
+                    pending = ask(request)
+                except Exception as error:
+                    raise _Synchronous(error) from error
+                return await pending
             if method == "perform":
                 await target.driver.perform(request, _behaviour(params.get("behaviour")))
                 return None
@@ -305,12 +330,14 @@ class _Child:
     async def _close(self, params: dict[str, Any], subject: _Subject) -> dict[str, Any]:
         """Settle the subject's calls, then report every task it started that will not end."""
         self.subjects.pop(str(params.get("subject")), None)
+        # close answers within four fifths of the run's bound (HAR-TIME-1): wait half of it.
+        deadline = time.monotonic() + self.close_wait
         current = asyncio.current_task()
         waiting = [t for t in subject.tasks if t is not current and not t.done()]
         for task in waiting:
             task.cancel()
         if waiting:
-            await asyncio.wait(waiting, timeout=1.0)
+            await asyncio.wait(waiting, timeout=max(0.0, deadline - time.monotonic()))
         closer: object = getattr(subject.made, "aclose", None)
         if callable(closer):
             with contextlib.suppress(Exception):
@@ -324,8 +351,17 @@ class _Child:
         for task in started:
             task.cancel()
         if started:
-            await asyncio.wait(started, timeout=1.0)
+            await asyncio.wait(started, timeout=max(0.0, deadline - time.monotonic()))
         left = [f"task {t.get_name()} ignores its cancellation" for t in started if not t.done()]
+        # The loop's own executor threads outlive every subject by design.
+        threads = [
+            t
+            for t in threading.enumerate()
+            if t not in subject.threads and not t.name.startswith("asyncio_")
+        ]
+        while any(t.is_alive() for t in threads) and time.monotonic() < deadline:  # noqa: ASYNC110 - threads have no awaitable end
+            await asyncio.sleep(0.05)  # never a blocking join: the pings go on
+        left += [f"thread {t.name} still running" for t in threads if t.is_alive()]
         return {"leftovers": left}
 
 

@@ -36,7 +36,7 @@ import { Codec, ProtocolError, RemoteError } from './codec.js';
 /** The protocol version this adapter speaks. */
 export const PROTOCOL = '1.0';
 
-/** How long `close` waits for cancelled calls to settle, in milliseconds. */
+/** How long `close` waits for cancelled calls to settle, in milliseconds, at most. */
 const CLOSE_WAIT_MS = 300;
 
 /** The reason a suite call's signal aborts with when the suite cancels it. */
@@ -259,11 +259,18 @@ export class Adapter {
     return this.#codec.decode(params.request, { handle: params.handle, scope: params.subject });
   }
 
+  /** How long this adapter's `close` waits, from the run's bound. */
+  #closeWait = CLOSE_WAIT_MS;
+
   #methods = {
     hello(params) {
       const version = String(params.protocol ?? '');
       if (version.split('.')[0] !== PROTOCOL.split('.')[0]) {
         throw new Error(`this adapter speaks harness protocol ${PROTOCOL}, not ${version}`);
+      }
+      // `close` must answer within four fifths of the run's bound (HAR-TIME-1).
+      if (typeof params.bound === 'number' && params.bound > 0) {
+        this.#closeWait = Math.min(CLOSE_WAIT_MS, params.bound * 400);
       }
       const { role, implementation, capabilities, cancellable } = this.#options;
       return {
@@ -288,7 +295,7 @@ export class Adapter {
       const mine = () => [...this.#incoming.values()].filter((entry) => entry.subject === handle);
       for (const entry of mine()) entry.controller.abort(new CallCancelled('the subject closed'));
       for (const registration of subject.registrations) this.#registrations.get(registration)?.dispose();
-      const deadline = Date.now() + CLOSE_WAIT_MS;
+      const deadline = Date.now() + this.#closeWait;
       while (mine().length > 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }

@@ -20,6 +20,8 @@ import contextlib
 import json
 import os
 import queue
+import select
+import signal
 import subprocess
 import tempfile
 import threading
@@ -99,6 +101,9 @@ class Link:
                 stderr=stderr,
                 cwd=self._cwd,
                 env=self._env,
+                # Its own process group, so that a kill reaches the grandchildren
+                # that could otherwise hold its output open.
+                start_new_session=True,
             )
         except BaseException:
             stderr.close()
@@ -147,15 +152,14 @@ class Link:
             process, stderr = self._process, self._stderr
         if process is None:
             return
-        if process.poll() is None:
-            with contextlib.suppress(OSError):  # it exited meanwhile
-                process.kill()
+        _kill_group(process)
         with contextlib.suppress(subprocess.TimeoutExpired):  # a kill is not refused
             process.wait(timeout=5)
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        if process.stdin is not None:
+            # A write blocked on it fails now that its reader is dead, so this never waits.
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        # Its output is the reader thread's to close, since only that thread reads it.
         # Standard error stays readable for a last report; the next start replaces it.
         del stderr
 
@@ -193,43 +197,75 @@ class Link:
             seen, process = found
             stdout = process.stdout
             if stdout is not None:
-                self._read_lines(seen, stdout)
+                try:
+                    self._read_lines(seen, stdout.fileno())
+                finally:
+                    with contextlib.suppress(OSError):
+                        stdout.close()  # only this thread reads it, so only it closes it
             try:
                 status = process.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                process.kill()
+                _kill_group(process)
                 status = process.wait()
             self._on_event(Event("exit", seen, detail=str(status)))
 
-    def _read_lines(self, generation: int, stdout: IO[bytes]) -> None:
+    def _read_lines(self, generation: int, fd: int) -> None:
+        """Read lines until the output ends, or the process is replaced or the link closed.
+
+        A grandchild that keeps the pipe open cannot hold the reader: it polls,
+        and gives up on a process the link no longer runs.
+        """
+        pending = b""
+        quiet_after_exit = 0
         while True:
+            if self._closed or generation != self.generation:
+                return
             try:
-                raw = stdout.readline(MAX_LINE)
+                ready, _, _ = select.select([fd], [], [], 0.2)
             except (OSError, ValueError):
                 return
-            if not raw:
-                return
-            text = raw.decode("utf-8", "replace")
-            if not raw.endswith(b"\n"):
-                if len(raw) >= MAX_LINE:
-                    self._on_event(
-                        Event("bad-line", generation, text=text[:200], detail="too long")
-                    )
-                    return
-                self._on_event(
-                    Event("bad-line", generation, text=text, detail="no newline at the end")
-                )
-                return
+            if not ready:
+                process = self._process
+                if process is not None and process.poll() is not None:
+                    # Exited, and a grandchild may hold the pipe: a second of quiet ends it.
+                    quiet_after_exit += 1
+                    if quiet_after_exit > 5:
+                        return
+                continue
             try:
-                message = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-            except (ValueError, UnicodeDecodeError) as error:
-                self._on_event(Event("bad-line", generation, text=text, detail=str(error)))
-                continue
-            if type(message) is not dict:
-                self._on_event(Event("bad-line", generation, text=text, detail="not a JSON object"))
-                continue
-            found = cast("dict[str, Any]", message)
-            self._on_event(Event("message", generation, message=found, text=text))
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                if pending:
+                    self._line(generation, pending, complete=False)
+                return
+            pending += chunk
+            while b"\n" in pending:
+                raw, pending = pending.split(b"\n", 1)
+                self._line(generation, raw + b"\n", complete=True)
+            if len(pending) >= MAX_LINE:
+                self._line(generation, pending[:200], complete=False, detail="too long")
+                return
+
+    def _line(self, generation: int, raw: bytes, *, complete: bool, detail: str = "") -> None:
+        text = raw.decode("utf-8", "replace")
+        if not complete:
+            self._on_event(
+                Event("bad-line", generation, text=text, detail=detail or "no newline at the end")
+            )
+            return
+        try:
+            message = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        except (ValueError, UnicodeDecodeError, RecursionError) as error:
+            why = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+            self._on_event(Event("bad-line", generation, text=text, detail=why))
+            return
+        if type(message) is not dict:
+            self._on_event(Event("bad-line", generation, text=text, detail="not a JSON object"))
+            return
+        found = cast("dict[str, Any]", message)
+        self._on_event(Event("message", generation, message=found, text=text))
 
     def _write(self) -> None:
         while True:
@@ -247,8 +283,14 @@ class Link:
                 continue  # the reader reports the exit
 
 
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill *process* and the process group it leads (its own, from ``start_new_session``)."""
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        process.kill()
+
+
 def _kill(processes: list[subprocess.Popen[bytes]]) -> None:
     for process in processes:
-        if process.poll() is None:
-            with contextlib.suppress(OSError):
-                process.kill()
+        _kill_group(process)

@@ -89,8 +89,7 @@ class StdioProvider:
 
     async def _connect(self) -> Session:
         await self._connection.aconnect()
-        session = await self._connection.open(asyncio.get_running_loop())
-        session.start(heartbeat=False)
+        session = await self._connection.open(asyncio.get_running_loop(), heartbeat=False)
         self._session = session
         return session
 

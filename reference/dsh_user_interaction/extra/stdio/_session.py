@@ -137,6 +137,8 @@ class Connection:
         self.protocol_errors: list[str] = []
         self.restarts = 0
         self._broken: str | None = None
+        self._pings = self._answered = 0
+        self._silent = False
         self.transcript: collections.deque[str] = collections.deque(maxlen=_TRANSCRIPT)
         self.link = Link(self.argv, self._on_event, cwd=cwd, env=env)
 
@@ -186,7 +188,12 @@ class Connection:
         return self._accept_hello(call)
 
     def _hello_params(self) -> dict[str, Any]:
-        return {"protocol": PROTOCOL_VERSION, "suite": self._suite, "spec": self._spec}
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "suite": self._suite,
+            "spec": self._spec,
+            "bound": self.bound,
+        }
 
     def _accept_hello(self, call: _Call) -> dict[str, Any]:
         reply = call.reply
@@ -231,7 +238,7 @@ class Connection:
             return " ".join(self.argv)
         return f"{implementation.get('name', '?')} {implementation.get('version', '')}".strip()
 
-    async def open(self, loop: asyncio.AbstractEventLoop) -> Session:
+    async def open(self, loop: asyncio.AbstractEventLoop, *, heartbeat: bool = True) -> Session:
         """A fresh subject (``new``, ``HAR-NEW-1``), restarting a failed child first."""
         if self._broken is not None or not self.link.alive:
             if self._broken is None:
@@ -247,7 +254,7 @@ class Connection:
             if self.restarts >= MAX_RESTARTS:
                 raise
             self.give_up(str(error))  # a frozen child: start a fresh one
-            return await self.open(loop)
+            return await self.open(loop, heartbeat=heartbeat)
         except BaseException:
             self._drop(session)
             raise
@@ -259,12 +266,23 @@ class Connection:
         session.subject = subject
         name = value.get("name")
         session.name = name if type(name) is str and name else self.name
-        session.start()
+        session.start(heartbeat=heartbeat)
         return session
 
     def close(self) -> None:
         """Stop the child and its threads."""
         self.link.close()
+
+    def count_pings(self, session: Session) -> None:
+        """Add a closed session's pings; a child that answers none breaks the protocol."""
+        self._pings += session.pings
+        self._answered += session.answered
+        if self._pings >= 3 and not self._answered and not self._silent:
+            self._silent = True
+            self.protocol_errors.append(
+                f"the child answered none of {self._pings} pings (HAR-PING-1, HAR-CALL-2), "
+                "so its event loop could not be judged"
+            )
 
     def give_up(self, why: str) -> None:
         """The child stopped answering: stop it, so the next subject starts a fresh one."""
@@ -354,13 +372,27 @@ class Connection:
     # -- the reader thread -------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
+        """On the reader thread: route one event; nothing a child sends can stop the thread."""
+        try:
+            self._route(event)
+        except Exception as error:  # noqa: BLE001 - a message no rule foresaw is a bad line
+            why = f"the child sent a message the suite cannot route ({type(error).__name__})"
+            self.protocol_errors.append(f"{why} (HAR-LINE-2): {_shorten(event.text)!r}")
+            self._fail_all(f"{why}: {_shorten(event.text)!r}")
+            self.link.kill()
+
+    def _route(self, event: Event) -> None:
         received = time.monotonic()
         if event.generation != self.link.generation:
             return
-        if event.kind == "message" and event.message is not None:
-            self._on_message(event.message, event.text, received)
-            return
-        if event.kind == "bad-line":
+        message = event.message
+        if event.kind == "message" and message is not None:
+            problem = _malformed(message)
+            if problem is None:
+                self._on_message(message, event.text, received)
+                return
+            event = Event("bad-line", event.generation, text=event.text, detail=problem)
+        if event.kind == "bad-line":  # HAR-LINE-2
             why = f"the child printed a line that is no protocol message ({event.detail})"
             self.protocol_errors.append(f"{why} (HAR-LINE-2): {_shorten(event.text)!r}")
             self._fail_all(f"{why}: {_shorten(event.text)!r}")
@@ -445,14 +477,45 @@ class Connection:
         method = message.get("method")
         for session in reversed(sessions):
             if kind == "call" and method == "provider.ask":
-                if found.get("provider") in session.providers:
+                if _text(found.get("provider")) in session.providers:
                     return session
             elif method == "cancel":
-                if found.get("id") in session.served:
+                if _text(found.get("id")) in session.served:
                     return session
-            elif found.get("signal") in session.codec.objects:
+            elif _text(found.get("signal")) in session.codec.objects:
                 return session
         return sessions[-1] if len(sessions) == 1 else None
+
+
+_TYPES: Final = {
+    "call": ("id", "method", "params"),
+    "notify": ("method", "params"),
+    "return": ("id",),
+    "throw": ("id", "error"),
+    "cancelled": ("id",),
+}
+
+
+def _text(value: object) -> str:
+    """*value* if it is text, else a string no handle or id can be (for lookups)."""
+    return value if type(value) is str else "\x00"
+
+
+def _malformed(message: dict[str, Any]) -> str | None:
+    """Why *message* is no protocol message at all (``HAR-LINE-2``), or ``None``."""
+    kind = message.get("type")
+    if type(kind) is not str or kind not in _TYPES:
+        return f"its type is {kind!r}, none of {', '.join(_TYPES)}"
+    for key in _TYPES[kind]:
+        if key not in message:
+            return f"a {kind} without {key!r}"
+    if "id" in message and type(message["id"]) is not str:
+        return "its id is not a string (HAR-CALL-1)"
+    if "method" in message and type(message["method"]) is not str:
+        return "its method is not a string"
+    if "params" in message and type(message["params"]) is not dict:
+        return "its params are not an object"
+    return None
 
 
 def _same(ours: object, theirs: object, depth: int = 0) -> bool:
@@ -531,6 +594,9 @@ class Session:
     _pending: set[_Call] = field(default_factory=set[_Call])
     _child_cancelled: set[str] = field(default_factory=set[str])
     _closing: bool = False
+    #: Pings sent, and answered (``HAR-PING-1``).
+    pings: int = 0
+    answered: int = 0
     _beat: asyncio.Task[None] | None = None
     _ping: _Call | None = None
 
@@ -599,7 +665,16 @@ class Session:
                 f"the reply to ask lacks the request (HAR-MUTATE-1): {message.get('type')}"
             )
             return
-        self._apply(request, self.codec.decode(message["request"], "request"))
+        state = message["request"]
+        tag = (as_object(state) or {}).get("$")
+        if type(request) in {dict, list} and (tag == "ref" or type(state) is not type(request)):
+            # A ref says nothing of its content: the request's state must be a value.
+            self._protocol(
+                f"the reply to ask gives the request as {json.dumps(state)[:80]}, "
+                "not as its value (HAR-MUTATE-1)"
+            )
+            return
+        self._apply(request, self.codec.decode(state, "request"))
 
     @staticmethod
     def _apply(request: object, state: object) -> None:
@@ -759,7 +834,9 @@ class Session:
         if mirror is None or type(count) is not int or count < 0:
             self._protocol(f"'listeners' for {handle!r} with count {count!r}")
             return
-        if count and mirror.remove is None and not mirror.signal.aborted:
+        if count and mirror.signal.aborted:
+            self._forward(mirror)  # it listens on a signal that already aborted: tell it now
+        elif count and mirror.remove is None:
             mirror.remove = mirror.signal.add_listener(lambda _signal: self._forward(mirror))
         elif not count and mirror.remove is not None:
             mirror.remove()
@@ -781,7 +858,7 @@ class Session:
         elif method == "abort":
             self._their_abort(params)
         elif method == "cancel":
-            task = self.served.get(params.get("id"))  # type: ignore[arg-type]
+            task = self.served.get(_text(params.get("id")))
             if task is not None:
                 self._child_cancelled.add(str(params.get("id")))
                 # A step later: a call and its cancel read together still start the call,
@@ -805,7 +882,7 @@ class Session:
 
     def _serve_call(self, message: dict[str, Any], params: dict[str, Any]) -> None:
         call_id = str(message.get("id"))
-        provider = self.providers.get(params.get("provider"))  # type: ignore[arg-type]
+        provider = self.providers.get(_text(params.get("provider")))
         try:
             if message.get("method") != "provider.ask" or provider is None:
                 raise WireError(f"no such call: {message.get('method')!r} for this subject")
@@ -857,9 +934,12 @@ class Session:
         while True:
             await asyncio.sleep(PING_EVERY)
             ping = self._ping = self.call("ping", {})
+            self.pings += 1
             assert ping.future is not None
             # Waited for without cancelling it, so that closing never waits on a ping.
             await asyncio.wait({ping.future}, timeout=3 * self.bound)
+            if ping.future.done() and not ping.future.cancelled():
+                self.answered += ping.future.exception() is None
             self._measure(ping)
             self._abandon(ping)
             self._ping = None
@@ -871,10 +951,22 @@ class Session:
         self.stall = max(self.stall, end - ping.sent_at)
 
     async def aclose(self, leak: str) -> None:
-        """``close`` the subject (``HAR-CLOSE-1``); what it leaves fails *leak*."""
+        """``close`` the subject (``HAR-CLOSE-1``); what it leaves fails *leak*.
+
+        The pings go on until the child answers, so a loop blocked while it
+        closes is measured too. ``close`` is never cancelled: it has most of
+        the bound, and a child that does not answer in time is stopped, so
+        the next subject starts a fresh one.
+        """
         if self.closed or self._closing:
             return
         self._closing = True
+        for task in list(self.served.values()):
+            task.cancel()
+        call = self.call("close", {"subject": self.subject})
+        assert call.future is not None
+        limit = 0.8 * self.bound
+        await asyncio.wait({call.future}, timeout=limit)
         beat, self._beat = self._beat, None
         if beat is not None:
             beat.cancel()
@@ -883,23 +975,23 @@ class Session:
         if self._ping is not None:
             self._measure(self._ping)
             self._abandon(self._ping)
-        for task in list(self.served.values()):
-            task.cancel()
         try:
-            reply = await self.request("close", {"subject": self.subject}, bound=self.bound)
-        except ChildFailed as error:
-            self.findings.append((leak, f"close: {error}"))
-            self.connection.give_up(str(error))
-        else:
-            leftovers = (as_object(reply.message.get("value")) or {}).get("leftovers")
-            if reply.type != "return" or type(leftovers) is not list:
-                self.findings.append((leak, f"close gave {json.dumps(reply.message)[:_SHOWN]}"))
-            elif leftovers:
-                shown = "; ".join(str(item) for item in cast("list[object]", leftovers)[:5])
-                self.findings.append((leak, f"the child left running after close: {shown}"))
+            if not call.future.done():
+                self._abandon(call)
+                why = self.connection._why(  # noqa: SLF001
+                    f"the child did not answer close within {limit:g} s (HAR-TIME-1)"
+                )
+                self.findings.append((leak, why))
+                self.connection.give_up(why)
+            elif call.future.exception() is not None:
+                self.findings.append((leak, f"close: {call.future.exception()}"))
+            else:
+                self._leftovers(leak, call.future.result())
         finally:
+            self._pending.discard(call)
             self.closed = True
             self.connection._drop(self)  # noqa: SLF001
+            self.connection.count_pings(self)
             for mirror in self._mirrors.values():
                 if mirror.remove is not None:
                     mirror.remove()
@@ -910,9 +1002,17 @@ class Session:
             self.findings.append(
                 (leak, f"close left {len(unanswered)} call(s) unanswered: {methods}")
             )
-            for call in unanswered:
-                self._abandon(call)
-                _deliver(call, ChildFailed("the subject was closed"))
+            for pending in unanswered:
+                self._abandon(pending)
+                _deliver(pending, ChildFailed("the subject was closed"))
         for task in list(self.served.values()):
             with contextlib.suppress(BaseException):
                 await task
+
+    def _leftovers(self, leak: str, reply: Reply) -> None:
+        leftovers = (as_object(reply.message.get("value")) or {}).get("leftovers")
+        if reply.type != "return" or type(leftovers) is not list:
+            self.findings.append((leak, f"close gave {json.dumps(reply.message)[:_SHOWN]}"))
+        elif leftovers:
+            shown = "; ".join(str(item) for item in cast("list[object]", leftovers)[:5])
+            self.findings.append((leak, f"the child left running after close: {shown}"))

@@ -19,6 +19,7 @@ Rules the codec keeps:
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable
 from typing import Any, Final, cast
@@ -292,6 +293,8 @@ class Codec:
         answer = getattr(error, "answer", None) if seam or isinstance(error, RemoteError) else None
         if answer is not None:
             encoded["answer"] = self.encode(answer)
+        if isinstance(error, asyncio.CancelledError):
+            encoded["cancellation"] = True  # raised by the code itself, not a cancel of the call
         return encoded
 
     # -- decoding --------------------------------------------------------
@@ -421,7 +424,9 @@ class Codec:
         )
         name = fields.get("name")
         decoded: BaseException
-        if fields["is_seam_error"] and code in _CODES:
+        if fields.get("cancellation") is True:
+            decoded = asyncio.CancelledError(message)
+        elif fields["is_seam_error"] and code in _CODES:
             decoded = UserInteractionError(message, ErrorCode(code), answer=answer)
         else:
             shown = name if type(name) is str and name else "Error"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 import time
 from typing import Any
 
@@ -100,3 +101,40 @@ def freezes_on_ask() -> Subject:
 def service() -> UserInteractionService:
     """The reference service."""
     return UserInteractionService()
+
+
+class _SyncRaising:
+    """A service whose ask() raises before it returns an awaitable."""
+
+    def __init__(self) -> None:
+        self._inner = UserInteractionService()
+
+    def register_provider(self, provider: Any) -> Any:
+        return self._inner.register_provider(provider)
+
+    def ask(self, request: AskUserQuestionRequest) -> Any:
+        if not request.get("questions"):
+            raise ValueError("no questions")  # before any awaitable exists
+        return self._inner.ask(request)
+
+
+def sync_raising() -> _SyncRaising:
+    """A service that raises synchronously for an empty batch (SVC-ASYNC-1)."""
+    return _SyncRaising()
+
+
+class _ThreadLeaking:
+    """A provider that starts a thread per ask and never stops it."""
+
+    def __init__(self) -> None:
+        self.scripted = ScriptedProvider()
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        threading.Thread(target=time.sleep, args=(30,), name="leaky-poller", daemon=True).start()
+        return await self.scripted.ask(request)
+
+
+def thread_leaking() -> Subject:
+    """A provider that leaves a thread running after every ask (PRV-LEAK-1)."""
+    provider = _ThreadLeaking()
+    return Subject(provider=provider, driver=ScriptedDriver(provider.scripted), name="leaking")

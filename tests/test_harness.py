@@ -8,6 +8,7 @@ Node.js examples have their own tests in ``test_node_examples.py``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -41,6 +42,7 @@ from dsh_user_interaction_conformance import (
     CHECKS,
     HarnessServices,
     HarnessSubjects,
+    SetupError,
     run_suite,
 )
 from dsh_user_interaction_conformance._harness import protocol_validator
@@ -515,3 +517,111 @@ def test_a_child_without_cancellation_skips_those_requirements(
     assert status[requirement] == "skipped"
     assert report.ok, {k: v for k, v in status.items() if v != "passed"}
     assert {v for k, v in status.items() if k != requirement} == {"passed"}
+
+
+def _mitm(
+    mode: str, target: str = "dsh_user_interaction_conformance:reference_subject"
+) -> list[str]:
+    return [sys.executable, "-m", "tests.harness_mitm", mode, "--", *child("provider", target)]
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("unhashable-id", "its id is not a string"),
+        ("deep", "nested too deeply"),
+        ("params-list", "its params are not an object"),
+        ("request-as-ref", "not as its value (HAR-MUTATE-1)"),
+        ("drop-ping", "answered none of"),
+    ],
+)
+def test_a_child_that_breaks_the_protocol_is_reported_and_the_run_ends(
+    mode: str, expected: str
+) -> None:
+    """A malformed line, a state given as a ref, or pings never answered are protocol errors.
+
+    The reader thread survives every one of them, and the run ends.
+    """
+    factory = HarnessSubjects(_mitm(mode), bound=BOUND, env=env())
+    started = time.monotonic()
+    try:
+        with contextlib.suppress(SetupError):
+            run_suite(
+                subject_factory=factory, kinds=["provider"], only=["provider-answers"],
+                profile="quick", seed=1,
+            )  # fmt: skip
+    finally:
+        factory.close()
+    assert any(expected in problem for problem in factory.protocol_errors), factory.protocol_errors
+    assert time.monotonic() - started < 60
+
+
+def test_a_child_that_never_answers_close_is_replaced_then_given_up() -> None:
+    """Close is bounded and never waited on for ever; the child is restarted, then the run stops."""
+    factory = HarnessSubjects(_mitm("drop-close"), bound=0.3, env=env())
+    started = time.monotonic()
+    try:
+        with pytest.raises(SetupError, match="did not answer close"):
+            run_suite(
+                subject_factory=factory, kinds=["provider"], only=["provider-answers"],
+                profile="quick", seed=1, bound=0.3,
+            )  # fmt: skip
+    finally:
+        factory.close()
+    assert time.monotonic() - started < 30
+
+
+def test_a_grandchild_holding_the_output_cannot_hang_the_suite(tmp_path: Path) -> None:
+    """A child whose own child keeps its standard output open still closes at once."""
+    script = tmp_path / "child.sh"
+    script.write_text(
+        "#!/bin/sh\nsleep 60 &\nexec "
+        + " ".join(child("provider", "tests.harness_entries:answering"))
+        + "\n",
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    factory = HarnessSubjects([str(script)], bound=BOUND, env=env())
+    try:
+        report = run_suite(
+            subject_factory=factory, kinds=["provider"], only=["provider-lifecycle"],
+            profile="quick", seed=1,
+        )  # fmt: skip
+        assert report.results
+    finally:
+        started = time.monotonic()
+        factory.close()
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(
+    ("role", "target", "check", "requirement"),
+    [
+        ("service", "tests.harness_entries:sync_raising", "service-order", "SVC-ASYNC-1"),
+        ("provider", "tests.harness_entries:thread_leaking", "provider-answers", "PRV-LEAK-1"),
+        ("service", "tests.gallery.services:CancelAsAbort", "service-provider-errors", "SVC-ERR-1"),
+    ],
+)
+def test_what_the_python_child_cannot_hide(
+    role: str, target: str, check: str, requirement: str
+) -> None:
+    """A synchronous throw, a leaked thread and a provider's own cancellation cross the pipe."""
+    command = child(role, target)
+    if role == "provider":
+        subjects = HarnessSubjects(command, bound=0.3, env=env())
+        try:
+            report = run_suite(
+                subject_factory=subjects, kinds=[role], only=[check], bound=0.3, seed=4
+            )
+        finally:
+            subjects.close()
+    else:
+        services = HarnessServices(command, bound=0.3, env=env())
+        try:
+            report = run_suite(
+                service_factory=services, kinds=[role], only=[check], bound=0.3, seed=4
+            )
+        finally:
+            services.close()
+    failed = {r.requirement.id for r in report.results if r.status == "failed"}
+    assert requirement in failed, failed

@@ -298,7 +298,7 @@ class _Factory:
     @property
     def protocol_errors(self) -> list[str]:
         """Every protocol problem seen so far (``HAR-LINE-2``, ``HAR-VALIDATE-1``)."""
-        return list(self.connection.protocol_errors)
+        return self.connection.problems()
 
     async def _open(self) -> Session:
         return await self.connection.open(asyncio.get_running_loop())

@@ -136,8 +136,10 @@ class Connection:
         #: Problems with the protocol itself (``HAR-LINE-2``, ``-V``), in order.
         self.protocol_errors: list[str] = []
         self.restarts = 0
+        #: The ids of the pings sent, until a reply, however late, arrives.
+        self._ping_ids: set[str] = set()
         self._broken: str | None = None
-        self._pings = self._answered = 0
+        self._pings = self._ping_replies = 0
         self._silent = False
         self.transcript: collections.deque[str] = collections.deque(maxlen=_TRANSCRIPT)
         self.link = Link(self.argv, self._on_event, cwd=cwd, env=env)
@@ -274,15 +276,21 @@ class Connection:
         self.link.close()
 
     def count_pings(self, session: Session) -> None:
-        """Add a closed session's pings; a child that answers none breaks the protocol."""
+        """Add a closed session's pings to the run's."""
         self._pings += session.pings
-        self._answered += session.answered
-        if self._pings >= 3 and not self._answered and not self._silent:
+
+    def problems(self) -> list[str]:
+        """The protocol problems so far, a child that has answered no ping at all included.
+
+        Late replies count as answers, so only a child that never answers is named.
+        """
+        if self._pings and not self._ping_replies and not self._silent:
             self._silent = True
             self.protocol_errors.append(
                 f"the child answered none of {self._pings} pings (HAR-PING-1, HAR-CALL-2), "
                 "so its event loop could not be judged"
             )
+        return list(self.protocol_errors)
 
     def give_up(self, why: str) -> None:
         """The child stopped answering: stop it, so the next subject starts a fresh one."""
@@ -438,6 +446,9 @@ class Connection:
             with self._lock:
                 call = self._calls.pop(call_id, None) if type(call_id) is str else None
                 abandoned = call_id in self._abandoned
+                if call_id in self._ping_ids:
+                    self._ping_ids.discard(str(call_id))
+                    self._ping_replies += 1
             if call is None:
                 if not abandoned:
                     self.protocol_errors.append(
@@ -594,9 +605,8 @@ class Session:
     _pending: set[_Call] = field(default_factory=set[_Call])
     _child_cancelled: set[str] = field(default_factory=set[str])
     _closing: bool = False
-    #: Pings sent, and answered (``HAR-PING-1``).
+    #: Pings sent (``HAR-PING-1``).
     pings: int = 0
-    answered: int = 0
     _beat: asyncio.Task[None] | None = None
     _ping: _Call | None = None
 
@@ -931,18 +941,18 @@ class Session:
     # -- the heartbeat, and closing ----------------------------------------
 
     async def _heartbeat(self) -> None:
+        # The first ping goes at once, so every subject is pinged at least once.
         while True:
-            await asyncio.sleep(PING_EVERY)
             ping = self._ping = self.call("ping", {})
             self.pings += 1
+            self.connection._ping_ids.add(ping.id)  # noqa: SLF001 - its own connection
             assert ping.future is not None
             # Waited for without cancelling it, so that closing never waits on a ping.
             await asyncio.wait({ping.future}, timeout=3 * self.bound)
-            if ping.future.done() and not ping.future.cancelled():
-                self.answered += ping.future.exception() is None
             self._measure(ping)
             self._abandon(ping)
             self._ping = None
+            await asyncio.sleep(PING_EVERY)
 
     def _measure(self, ping: _Call) -> None:
         if math.isnan(ping.sent_at):

@@ -1,0 +1,70 @@
+"""A child that breaks the protocol in one way: it runs a real child and rewrites its lines.
+
+``python -m tests.harness_mitm MODE -- CMD ...`` starts ``CMD`` and passes
+every line through, except what *MODE* changes. The harness tests use it to
+prove that each kind of broken child is reported, and that none hangs the run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from typing import Any
+
+MODES = ("unhashable-id", "deep", "drop-ping", "drop-close", "request-as-ref", "params-list")
+
+
+def _from_child(mode: str, message: dict[str, Any], state: dict[str, Any]) -> list[str]:
+    """What reaches the suite for one line of the child."""
+    if mode == "unhashable-id" and message.get("type") == "return" and state.get("asked"):
+        return [json.dumps({**message, "id": [1]})]
+    if mode == "deep" and message.get("type") == "return" and state.get("asked"):
+        deep = "[" * 100_000 + "]" * 100_000
+        return [json.dumps(message)[:-1] + ',"value2":' + deep + "}"]
+    if mode == "request-as-ref" and message.get("type") == "return" and "request" in message:
+        handle = state.get("handle", "s1")
+        return [json.dumps({**message, "request": {"$": "ref", "handle": handle}})]
+    if mode == "params-list" and message.get("type") == "return" and state.get("asked"):
+        notify = {"type": "notify", "method": "listeners", "params": [1, 2]}
+        return [json.dumps(notify), json.dumps(message)]
+    return [json.dumps(message)]
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    command = sys.argv[sys.argv.index("--") + 1 :]
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None
+    assert child.stdout is not None
+    state: dict[str, Any] = {}
+    pending: set[str] = set()
+
+    def forward_out() -> None:
+        assert child.stdout is not None
+        for raw in child.stdout:
+            message = json.loads(raw)
+            if mode in {"drop-ping", "drop-close"} and message.get("id") in pending:
+                continue
+            for line in _from_child(mode, message, state):
+                sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    threading.Thread(target=forward_out, daemon=True).start()
+    for raw in sys.stdin.buffer:
+        message = json.loads(raw)
+        method = message.get("method")
+        if method == "ask":
+            state["asked"] = True
+            state["handle"] = message["params"].get("handle", "s1")
+        if (mode, method) in {("drop-ping", "ping"), ("drop-close", "close")}:
+            pending.add(message["id"])
+        child.stdin.write(raw)
+        child.stdin.flush()
+    child.stdin.close()
+    child.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -138,3 +138,24 @@ def thread_leaking() -> Subject:
     """A provider that leaves a thread running after every ask (PRV-LEAK-1)."""
     provider = _ThreadLeaking()
     return Subject(provider=provider, driver=ScriptedDriver(provider.scripted), name="leaking")
+
+
+class _RewritesEarlier:
+    """A provider that, while it shows a request, rewrites the one it showed before."""
+
+    def __init__(self) -> None:
+        self.scripted = ScriptedProvider()
+        self.last: Any = None
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        earlier, self.last = self.last, request
+        if earlier is not None and earlier is not request and earlier["questions"]:
+            first: Any = earlier["questions"][0]
+            first["question"] = f"{first['question']} (seen)"
+        return await self.scripted.ask(request)
+
+
+def rewrites_earlier() -> Subject:
+    """Changes a request after its ask settled (PRV-MUTATE-1)."""
+    provider = _RewritesEarlier()
+    return Subject(provider=provider, driver=ScriptedDriver(provider.scripted), name="rewrites")

@@ -600,6 +600,7 @@ def test_a_grandchild_holding_the_output_cannot_hang_the_suite(tmp_path: Path) -
         ("service", "tests.harness_entries:sync_raising", "service-order", "SVC-ASYNC-1"),
         ("provider", "tests.harness_entries:thread_leaking", "provider-answers", "PRV-LEAK-1"),
         ("service", "tests.gallery.services:CancelAsAbort", "service-provider-errors", "SVC-ERR-1"),
+        ("provider", "tests.harness_entries:rewrites_earlier", "provider-answers", "PRV-MUTATE-1"),
     ],
 )
 def test_what_the_python_child_cannot_hide(

@@ -94,6 +94,7 @@ BROKEN = [
     ("provider", "broken/provider-trims-text.mjs", "PRV-TEXT-1"),
     ("provider", "broken/provider-stays-on-abort.mjs", "PRV-ABORT-2"),
     ("provider", "broken/provider-blocks-loop.mjs", "PRV-LOOP-1"),
+    ("provider", "broken/provider-mutates-previous.mjs", "PRV-MUTATE-1"),
     ("service", "broken/service-copies-request.mjs", "SVC-PASS-1"),
     ("service", "broken/service-trusts-answers.mjs", "SVC-STRICT-1"),
     ("service", "broken/service-keeps-listener.mjs", "SVC-LEAK-1"),

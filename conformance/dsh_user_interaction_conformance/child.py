@@ -80,6 +80,24 @@ class _Subject:
         self.threads = set(threading.enumerate())
         self.registrations: dict[str, object] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        #: The suite's requests, by handle, with their state as last reported (HAR-MUTATE-1).
+        self.requests: dict[str, tuple[object, str]] = {}
+
+    def remember(self, handle: object, request: object) -> None:
+        """Keep *request*, which arrived as *handle*, to report its changes."""
+        if type(handle) is str and handle not in self.requests:
+            self.requests[handle] = (request, json.dumps(self.codec.encode_value(request)))
+
+    def changed(self) -> dict[str, object]:
+        """The requests whose content changed since last reported, as values."""
+        found: dict[str, object] = {}
+        for handle, (request, state) in list(self.requests.items()):
+            value = self.codec.encode_value(request)
+            now = json.dumps(value)
+            if now != state:
+                self.requests[handle] = (request, now)
+                found[handle] = value
+        return found
 
 
 class _SuiteProvider:
@@ -262,6 +280,10 @@ class _Child:
         if method == "ask" and subject is not None and self.role == "provider":
             request = subject.codec.objects.get(str(params.get("handle")))
             reply["request"] = codec.encode_value(request)
+        if subject is not None and self.role == "provider" and method != "close":
+            changed = subject.changed()
+            if changed:
+                reply["requests"] = changed
         self.write(reply)
 
     async def _method(self, method: str, params: dict[str, Any], subject: _Subject | None) -> Any:  # noqa: ANN401 - one method per protocol call
@@ -299,6 +321,7 @@ class _Child:
             return await self._close(params, subject)
         if method in {"ask", "perform", "is_shown"}:
             request = codec.decode_top(params.get("request"), params.get("handle"), "request")
+            subject.remember(params.get("handle"), request)
             target: Any = subject.made
             if method == "ask":
                 ask: Callable[[object], Awaitable[object]] = (

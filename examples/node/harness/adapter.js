@@ -197,6 +197,7 @@ export class Adapter {
       id,
       method,
       subject: method === 'close' ? null : (params.subject ?? null),
+      stateOf: params.subject ?? null,
       controller: new AbortController(),
       request: undefined,
       settled: false,
@@ -242,6 +243,9 @@ export class Adapter {
       if (entry.method === 'ask' && entry.request !== undefined) {
         message.request = this.#codec.encode(entry.request, { asValue: true, scope });
       }
+      // HAR-MUTATE-1: every request of the subject that changed since last said.
+      const changed = this.#changedRequests(entry.stateOf);
+      if (changed !== undefined) message.requests = changed;
     } catch (error) {
       message = { type: 'throw', id: entry.id, error: this.#codec.encodeError(error, scope) };
     }
@@ -256,7 +260,29 @@ export class Adapter {
 
   /** The request of a call, the same object for the same handle (HAR-REF-2). */
   #request(params) {
-    return this.#codec.decode(params.request, { handle: params.handle, scope: params.subject });
+    const request = this.#codec.decode(params.request, { handle: params.handle, scope: params.subject });
+    const subject = this.#subjects.get(params.subject);
+    if (subject !== undefined && typeof params.handle === 'string' && !subject.requests.has(params.handle)) {
+      const state = JSON.stringify(this.#codec.encode(request, { asValue: true, scope: params.subject }));
+      subject.requests.set(params.handle, { request, state });
+    }
+    return request;
+  }
+
+  /** The requests of subject `handle` whose content changed since they were last reported. */
+  #changedRequests(handle) {
+    const subject = handle === null ? undefined : this.#subjects.get(handle);
+    if (subject === undefined) return undefined;
+    let changed;
+    for (const [name, known] of subject.requests) {
+      const value = this.#codec.encode(known.request, { asValue: true, scope: handle });
+      const state = JSON.stringify(value);
+      if (state === known.state) continue;
+      known.state = state;
+      changed ??= {};
+      changed[name] = value;
+    }
+    return changed;
   }
 
   /** How long this adapter's `close` waits, from the run's bound. */
@@ -285,7 +311,7 @@ export class Adapter {
     new() {
       const handle = this.#codec.mint();
       const made = this.#options.create();
-      this.#subjects.set(handle, { ...made, handle, registrations: new Set() });
+      this.#subjects.set(handle, { ...made, handle, registrations: new Set(), requests: new Map() });
       return { subject: handle, name: made.name ?? this.#options.implementation.name };
     },
 

@@ -646,6 +646,7 @@ class Session:
         params.update(extra or {})
         reply = await self.result(self.call(method, params), bound=bound)
         try:
+            self._changes(reply.message)
             if mirror:
                 self._mirror(request, reply.message)
             if reply.type == "return":
@@ -685,6 +686,18 @@ class Session:
             )
             return
         self._apply(request, self.codec.decode(state, "request"))
+
+    def _changes(self, message: dict[str, Any]) -> None:
+        """Apply a reply's ``requests``: the child's requests that changed (``HAR-MUTATE-1``)."""
+        if "requests" not in message:
+            return
+        changed = as_object(message["requests"])
+        if changed is None:
+            raise WireError("'requests' is not an object")
+        for handle, state in changed.items():
+            if handle not in self.codec.objects:
+                raise WireError(f"'requests' names {handle!r}, which no request was sent as")
+            self._apply(self.codec.objects[handle], self.codec.decode(state, f"requests.{handle}"))
 
     @staticmethod
     def _apply(request: object, state: object) -> None:

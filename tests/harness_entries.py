@@ -159,3 +159,24 @@ def rewrites_earlier() -> Subject:
     """Changes a request after its ask settled (PRV-MUTATE-1)."""
     provider = _RewritesEarlier()
     return Subject(provider=provider, driver=ScriptedDriver(provider.scripted), name="rewrites")
+
+
+class _LeavesTask:
+    """A service whose every ask starts a task that outlives it."""
+
+    def __init__(self) -> None:
+        self._inner = UserInteractionService()
+        self._held: set[asyncio.Task[None]] = set()
+
+    def register_provider(self, provider: Any) -> Any:
+        return self._inner.register_provider(provider)
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        task = asyncio.get_running_loop().create_task(asyncio.sleep(30), name="reminder")
+        self._held.add(task)
+        return await self._inner.ask(request)
+
+
+def leaves_task() -> _LeavesTask:
+    """A service that leaves a task running after every ask (SVC-LEAK-1)."""
+    return _LeavesTask()

@@ -601,6 +601,7 @@ def test_a_grandchild_holding_the_output_cannot_hang_the_suite(tmp_path: Path) -
         ("provider", "tests.harness_entries:thread_leaking", "provider-answers", "PRV-LEAK-1"),
         ("service", "tests.gallery.services:CancelAsAbort", "service-provider-errors", "SVC-ERR-1"),
         ("provider", "tests.harness_entries:rewrites_earlier", "provider-answers", "PRV-MUTATE-1"),
+        ("service", "tests.harness_entries:leaves_task", "service-pass-through", "SVC-LEAK-1"),
     ],
 )
 def test_what_the_python_child_cannot_hide(

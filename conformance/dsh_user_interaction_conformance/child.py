@@ -253,6 +253,7 @@ class _Child:
         reply: dict[str, Any] = {"type": "return", "id": call_id, "value": None}
         codec = subject.codec if subject is not None else Codec(self.mint, suite=False)
         request: object = None
+        before = set(asyncio.all_tasks())
         try:
             value = await self._method(method, params, subject)
         except asyncio.CancelledError as error:
@@ -284,7 +285,22 @@ class _Child:
             changed = subject.changed()
             if changed:
                 reply["requests"] = changed
+        if method == "ask":
+            left = await self._left_by(before)
+            if left:
+                reply["leftovers"] = left
         self.write(reply)
+
+    async def _left_by(self, before: set[asyncio.Task[Any]]) -> list[str]:
+        """Tasks an ask started that still run a loop turn after it settled (HAR-CLOSE-1)."""
+        await asyncio.sleep(0)
+        mine = {t for s in self.subjects.values() for t in s.tasks} | set(self.calls.values())
+        current = asyncio.current_task()
+        return [
+            f"task {t.get_name()}"
+            for t in asyncio.all_tasks()
+            if t not in before and t not in mine and t is not current and not t.done()
+        ]
 
     async def _method(self, method: str, params: dict[str, Any], subject: _Subject | None) -> Any:  # noqa: ANN401 - one method per protocol call
         if method == "hello":

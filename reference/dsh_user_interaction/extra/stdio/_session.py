@@ -645,6 +645,11 @@ class Session:
             params["handle"] = handle
         params.update(extra or {})
         reply = await self.result(self.call(method, params), bound=bound)
+        left = reply.message.get("leftovers")
+        if method == "ask" and type(left) is list and left:
+            shown = "; ".join(str(item) for item in cast("list[object]", left)[:5])
+            leak = "PRV-LEAK-1" if self.connection.role == "provider" else "SVC-LEAK-1"
+            self.findings.append((leak, f"the child says the ask left running: {shown}"))
         try:
             self._changes(reply.message)
             if mirror:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
 from dsh_user_interaction import AbortSignal, AskUserQuestionRequest
+from dsh_user_interaction_conformance import Report, run_suite
 
 T = TypeVar("T")
 
@@ -42,3 +43,32 @@ def one_question(
     if signal is None:
         return {"questions": [{"id": question_id, "question": "Proceed?"}]}
     return {"questions": [{"id": question_id, "question": "Proceed?"}], "signal": signal}
+
+
+def judge_provider(factory: Callable[[], Any], check: str, *, seed: int, bound: float) -> Report:
+    """One quick, unshrunk provider run of *check* on *factory*: how the extras' galleries judge."""
+    return run_suite(
+        subject_factory=factory,
+        kinds=["provider"],
+        only=[check],
+        profile="quick",
+        seed=seed,
+        bound=bound,
+        shrink=False,
+    )
+
+
+def caught_within(
+    factory: Callable[[], Any], requirement: str, check: str, *, bound: float
+) -> tuple[Report, set[str]]:
+    """Judge a broken provider on seeds 1 to 3, stopping at the first that fails *requirement*.
+
+    Returns the last report and the requirements it failed.
+    """
+    failed: set[str] = set()
+    for seed in (1, 2, 3):
+        report = judge_provider(factory, check, seed=seed, bound=bound)
+        failed = {r.requirement.id for r in report.results if r.status == "failed"}
+        if requirement in failed:
+            break
+    return report, failed

@@ -7,6 +7,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import dsh_user_interaction
 
 
@@ -31,12 +33,19 @@ def test_code_lives_in_private_modules() -> None:
     assert public <= {"tool", "plan_review", "extra"}
 
 
-def test_the_terminal_extra_only_re_exports() -> None:
-    """The terminal subpackage and its testing module export exactly ``__all__``, from private modules."""
-    from dsh_user_interaction.extra import terminal
-    from dsh_user_interaction.extra.terminal import testing
-
-    for front in (terminal, testing):
+@pytest.mark.parametrize(
+    ("package", "public_modules"),
+    [
+        ("dsh_user_interaction.extra.terminal", {"testing"}),
+        ("dsh_user_interaction.extra.mcp", {"testing"}),
+        ("dsh_user_interaction.extra.stdio", set[str]()),
+    ],
+)
+def test_each_extra_only_re_exports(package: str, public_modules: set[str]) -> None:
+    """An extra's front modules export exactly ``__all__``, from private modules of its own."""
+    extra = importlib.import_module(package)
+    fronts = [extra, *(importlib.import_module(f"{package}.{m}") for m in public_modules)]
+    for front in fronts:
         public = {
             name
             for name in vars(front)
@@ -47,28 +56,8 @@ def test_the_terminal_extra_only_re_exports() -> None:
             module = getattr(getattr(front, name), "__module__", None)
             if module is not None and module.startswith("dsh_user_interaction"):
                 assert module.rsplit(".", 1)[1].startswith("_"), (name, module)
-    names = {info.name for info in pkgutil.iter_modules(terminal.__path__)}
-    assert {name for name in names if not name.startswith("_")} == {"testing"}
-
-
-def test_the_mcp_extra_only_re_exports() -> None:
-    """The MCP subpackage and its testing module export exactly ``__all__``, from private modules."""
-    from dsh_user_interaction.extra import mcp
-    from dsh_user_interaction.extra.mcp import testing
-
-    for front in (mcp, testing):
-        public = {
-            name
-            for name in vars(front)
-            if not name.startswith("_") and not isinstance(getattr(front, name), type(sys))
-        }
-        assert public == set(front.__all__), front.__name__
-        for name in front.__all__:
-            module = getattr(getattr(front, name), "__module__", None)
-            if module is not None and module.startswith("dsh_user_interaction"):
-                assert module.rsplit(".", 1)[1].startswith("_"), (name, module)
-    names = {info.name for info in pkgutil.iter_modules(mcp.__path__)}
-    assert {name for name in names if not name.startswith("_")} == {"testing"}
+    names = {info.name for info in pkgutil.iter_modules(extra.__path__)}
+    assert {name for name in names if not name.startswith("_")} == public_modules
 
 
 def test_exported_objects_claim_the_front_module_or_a_private_one() -> None:
@@ -107,20 +96,8 @@ def test_type_is_a_deprecated_alias_of_type_text() -> None:
         suite.Nonexistent  # type: ignore[attr-defined]  # noqa: B018
 
 
-def test_the_stdio_extra_only_re_exports_and_needs_nothing_more() -> None:
-    """extra.stdio exports exactly ``__all__`` from private modules, and imports only the stdlib."""
-    from dsh_user_interaction.extra import stdio
-
-    public = {
-        name
-        for name in vars(stdio)
-        if not name.startswith("_") and not isinstance(getattr(stdio, name), type(sys))
-    }
-    assert public == set(stdio.__all__)
-    for name in stdio.__all__:
-        module = getattr(getattr(stdio, name), "__module__", None)
-        if module is not None and module.startswith("dsh_user_interaction"):
-            assert module.rsplit(".", 1)[1].startswith("_"), (name, module)
+def test_the_stdio_extra_needs_nothing_beyond_the_standard_library() -> None:
+    """Importing extra.stdio pulls in no test, validation or terminal library, nor the suite."""
     code = (
         "import sys, dsh_user_interaction.extra.stdio;"
         "heavy = {'hypothesis', 'pytest', 'jsonschema', 'prompt_toolkit', 'pyte',"

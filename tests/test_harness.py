@@ -42,6 +42,7 @@ from dsh_user_interaction_conformance import (
     CHECKS,
     HarnessServices,
     HarnessSubjects,
+    Report,
     SetupError,
     run_suite,
 )
@@ -128,45 +129,39 @@ SERVICES_THROUGH = (
 )
 
 
-@pytest.mark.parametrize("name", PROVIDERS_THROUGH)
-def test_broken_providers_fail_through_the_harness(name: str) -> None:
-    """A broken provider in a child fails the requirement it fails in-process."""
-    _, requirement = BROKEN_PROVIDERS[name]
-    factory = HarnessSubjects(
-        child("provider", "tests.harness_entries:broken_provider"), bound=0.2, env=env(name)
-    )
+def _through(
+    role: str, command: list[str], *, env_: dict[str, str] | None = None, **options: Any
+) -> Report:
+    """Run the suite of *role* on the child *command* with *options*; the report."""
+    if role == "provider":
+        subjects = HarnessSubjects(command, bound=options.get("bound", BOUND), env=env_)
+        try:
+            return run_suite(subject_factory=subjects, kinds=[role], **options)
+        finally:
+            subjects.close()
+    services = HarnessServices(command, bound=options.get("bound", BOUND), env=env_)
     try:
-        report = run_suite(
-            subject_factory=factory,
-            kinds=["provider"],
-            only=covering(name, "provider", requirement),
-            bound=0.2,
-            seed=7,
-        )
+        return run_suite(service_factory=services, kinds=[role], **options)
     finally:
-        factory.close()
+        services.close()
+
+
+@pytest.mark.parametrize(
+    ("role", "name"),
+    [("provider", n) for n in PROVIDERS_THROUGH] + [("service", n) for n in SERVICES_THROUGH],
+)
+def test_broken_subjects_fail_through_the_harness(role: str, name: str) -> None:
+    """A broken provider or service in a child fails the requirement it fails in-process."""
+    _, requirement = (BROKEN_PROVIDERS if role == "provider" else BROKEN_SERVICES)[name]
+    report = _through(
+        role,
+        child(role, f"tests.harness_entries:broken_{role}"),
+        env_=env(name),
+        only=covering(name, role, requirement),
+        bound=0.2,
+        seed=7,
+    )
     failed = {r.requirement.id for r in report.results if r.status in {"failed", "warning"}}
-    assert requirement in failed, (name, failed)
-
-
-@pytest.mark.parametrize("name", SERVICES_THROUGH)
-def test_broken_services_fail_through_the_harness(name: str) -> None:
-    """A broken service in a child fails the requirement it fails in-process."""
-    _, requirement = BROKEN_SERVICES[name]
-    factory = HarnessServices(
-        child("service", "tests.harness_entries:broken_service"), bound=0.2, env=env(name)
-    )
-    try:
-        report = run_suite(
-            service_factory=factory,
-            kinds=["service"],
-            only=covering(name, "service", requirement),
-            bound=0.2,
-            seed=7,
-        )
-    finally:
-        factory.close()
-    failed = {r.requirement.id for r in report.results if r.status == "failed"}
     assert set(requirement.split("|")) & failed, (name, failed)
 
 
@@ -499,20 +494,8 @@ def test_a_child_without_cancellation_skips_those_requirements(
     Every other requirement is still judged.
     """
     command = [*child(role, f"dsh_user_interaction_conformance:{target}"), "--not-cancellable"]
-    if role == "provider":
-        subjects = HarnessSubjects(command, bound=BOUND)
-        try:
-            assert subjects.capabilities.cancellable is False
-            report = run_suite(subject_factory=subjects, kinds=[role], profile="quick", seed=2)
-        finally:
-            subjects.close()
-    else:
-        services = HarnessServices(command, bound=BOUND)
-        try:
-            assert services.capabilities.cancellable is False
-            report = run_suite(service_factory=services, kinds=[role], profile="quick", seed=2)
-        finally:
-            services.close()
+    report = _through(role, command, profile="quick", seed=2)
+    assert report.capabilities.cancellable is False
     status = {r.requirement.id: r.status for r in report.results}
     assert status[requirement] == "skipped"
     assert report.ok, {k: v for k, v in status.items() if v != "passed"}
@@ -608,22 +591,6 @@ def test_what_the_python_child_cannot_hide(
     role: str, target: str, check: str, requirement: str
 ) -> None:
     """A synchronous throw, a leaked thread and a provider's own cancellation cross the pipe."""
-    command = child(role, target)
-    if role == "provider":
-        subjects = HarnessSubjects(command, bound=0.3, env=env())
-        try:
-            report = run_suite(
-                subject_factory=subjects, kinds=[role], only=[check], bound=0.3, seed=4
-            )
-        finally:
-            subjects.close()
-    else:
-        services = HarnessServices(command, bound=0.3, env=env())
-        try:
-            report = run_suite(
-                service_factory=services, kinds=[role], only=[check], bound=0.3, seed=4
-            )
-        finally:
-            services.close()
+    report = _through(role, child(role, target), env_=env(), only=[check], bound=0.3, seed=4)
     failed = {r.requirement.id for r in report.results if r.status == "failed"}
     assert requirement in failed, failed

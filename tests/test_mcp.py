@@ -72,6 +72,7 @@ from dsh_user_interaction_conformance.strategies import (
 )
 
 from .gallery.mcp import BROKEN_MCP, SHOULD_MCP
+from .helpers import caught_within, judge_provider
 
 #: The suite's bound for the gallery runs; a hanging variant costs a few multiples of it.
 BOUND = 0.5
@@ -532,19 +533,7 @@ def test_without_custom_text_the_suite_passes_with_the_capabilities_that_says() 
 def test_a_broken_bridge_is_caught(name: str) -> None:
     """Each broken variant fails the run, named by the requirement it breaks."""
     factory, requirement, check = BROKEN_MCP[name]
-    for seed in (1, 2, 3):
-        report = run_suite(
-            subject_factory=factory,
-            kinds=["provider"],
-            only=[check],
-            profile="quick",
-            seed=seed,
-            bound=BOUND,
-            shrink=False,
-        )
-        failed = {r.requirement.id for r in report.results if r.status == "failed"}
-        if requirement in failed:
-            break
+    report, failed = caught_within(factory, requirement, check, bound=BOUND)
     assert not report.ok
     assert requirement in failed, failed
 
@@ -553,15 +542,7 @@ def test_a_broken_bridge_is_caught(name: str) -> None:
 def test_a_should_only_bridge_variant_warns(name: str) -> None:
     """Labels in the client's order break a SHOULD: a warning with its example; the run passes."""
     factory, requirement, check = SHOULD_MCP[name]
-    report = run_suite(
-        subject_factory=factory,
-        kinds=["provider"],
-        only=[check],
-        profile="quick",
-        seed=1,
-        bound=BOUND,
-        shrink=False,
-    )
+    report = judge_provider(factory, check, seed=1, bound=BOUND)
     warned = {r.requirement.id: r for r in report.results if r.status == "warning"}
     assert report.ok
     assert requirement in warned

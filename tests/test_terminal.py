@@ -29,6 +29,7 @@ from dsh_user_interaction.extra.terminal.testing import (
 from dsh_user_interaction_conformance import Nothing, Subject, run_suite
 
 from .gallery.terminal import BROKEN_TERMINALS, SHOULD_TERMINALS
+from .helpers import caught_within, judge_provider
 
 UP, DOWN, ENTER, TAB, ESC, CTRL_C = "\x1b[A", "\x1b[B", "\r", "\t", "\x1b", "\x03"
 #: The suite's bound for the runs below; a hanging variant costs a few multiples of it.
@@ -493,19 +494,7 @@ def test_the_terminal_provider_passes_the_suite() -> None:
 def test_a_broken_terminal_is_caught(name: str) -> None:
     """Each broken variant fails the run, named by the requirement it breaks."""
     factory, requirement, check = BROKEN_TERMINALS[name]
-    for seed in (1, 2, 3):
-        report = run_suite(
-            subject_factory=factory,
-            kinds=["provider"],
-            only=[check],
-            profile="quick",
-            seed=seed,
-            bound=BOUND,
-            shrink=False,
-        )
-        failed = {r.requirement.id for r in report.results if r.status == "failed"}
-        if requirement in failed:
-            break
+    report, failed = caught_within(factory, requirement, check, bound=BOUND)
     assert not report.ok
     assert requirement in failed, failed
 
@@ -514,15 +503,7 @@ def test_a_broken_terminal_is_caught(name: str) -> None:
 def test_a_should_only_terminal_variant_warns(name: str) -> None:
     """Labels in click order break a SHOULD: a warning with its example; the run passes."""
     factory, requirement, check = SHOULD_TERMINALS[name]
-    report = run_suite(
-        subject_factory=factory,
-        kinds=["provider"],
-        only=[check],
-        profile="quick",
-        seed=1,
-        bound=BOUND,
-        shrink=False,
-    )
+    report = judge_provider(factory, check, seed=1, bound=BOUND)
     warned = {r.requirement.id: r for r in report.results if r.status == "warning"}
     assert report.ok, [
         (r.requirement.id, r.message) for r in report.results if r.status == "failed"

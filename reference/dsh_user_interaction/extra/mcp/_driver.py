@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, cast
 
 import mcp_types as types
@@ -35,6 +35,7 @@ from dsh_user_interaction_conformance import (
     with_capabilities,
 )
 
+from .._polling import poll_until
 from ._connection import Connection
 from ._provider import ASK_META_KEY, McpElicitationProvider
 
@@ -58,13 +59,8 @@ CAPABILITIES: Final = Capabilities(
     observes_screen=True,
 )
 #: What it can do with ``custom_text=False``: no answer of the human's own beside the options.
-CAPABILITIES_WITHOUT_CUSTOM_TEXT: Final = Capabilities(
-    can_skip=True,
-    can_dismiss=True,
-    custom_on_single=False,
-    custom_on_multi=False,
-    concurrent=True,
-    observes_screen=True,
+CAPABILITIES_WITHOUT_CUSTOM_TEXT: Final = replace(
+    CAPABILITIES, custom_on_single=False, custom_on_multi=False
 )
 
 
@@ -188,15 +184,10 @@ class ElicitationDriver:
         self._dismissals = 0
 
     async def _until(self, what: str, check: Callable[[], bool]) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.patience
-        polls = 0
-        while not check():
-            if loop.time() > deadline:
-                msg = f"the client never received {what} within {self.patience:g} s"
-                raise TimeoutError(msg)
-            polls += 1
-            await asyncio.sleep(0 if polls < 50 else 0.002)
+        def message() -> str:
+            return f"the client never received {what} within {self.patience:g} s"
+
+        await poll_until(check, self.patience, message, eager=50)
 
     def _number(self, request: AskUserQuestionRequest[Any]) -> int | None:
         found: int | None = self.provider.number_of(request)

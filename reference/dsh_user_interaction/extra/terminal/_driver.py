@@ -35,6 +35,7 @@ from dsh_user_interaction_conformance import (
     with_capabilities,
 )
 
+from .._polling import poll_until
 from ._provider import TerminalProvider
 
 __all__ = ["CAPABILITIES", "TerminalDriver", "VirtualTerminal", "terminal_subject"]
@@ -172,15 +173,11 @@ class TerminalDriver:
 
     async def _until(self, what: str, check: Callable[[], bool]) -> None:
         """Poll until *check()* holds; every poll yields to the loop."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.patience
-        polls = 0
-        while not check():
-            if loop.time() > deadline:
-                msg = f"the screen never showed {what}; it shows:\n{self.terminal.text()}"
-                raise TimeoutError(msg)
-            polls += 1
-            await asyncio.sleep(0 if polls < 20 else 0.002)
+
+        def message() -> str:
+            return f"the screen never showed {what}; it shows:\n{self.terminal.text()}"
+
+        await poll_until(check, self.patience, message, eager=20)
 
     def _number(self, request: AskUserQuestionRequest) -> int | None:
         for seen, number in reversed(self._seen):

@@ -1,7 +1,14 @@
 """Every check of the project, as nox sessions.
 
-``nox`` runs the default sessions, which are what CI runs. ``nox -s bench`` and
-``nox -s fuzz`` are longer runs, kept out of the default set.
+``nox`` runs the default sessions, which are what CI runs. The tests come in
+two tiers: ``tests`` runs the fast tier (everything not marked ``slow``: the
+reference's units, asyncio and cancellation, doctests, the extras' units and
+one pass of the reference through the suite) on every Python, and ``slow``
+runs the tests of the suite's own power (the gallery, the harness matrix, the
+Node examples and variants, the statistics, the extras' whole-suite passes,
+the load proof and the budget check) once, on one Python. ``nox -s bench``,
+``nox -s detection``, ``nox -s fuzz`` and ``nox -s soak`` are longer runs,
+kept out of the default set.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import nox
 nox.options.default_venv_backend = "uv|venv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["lint", "typecheck", "tests", "conformance", "docs"]
+nox.options.sessions = ["lint", "typecheck", "tests", "slow", "conformance", "docs"]
 
 PYTHONS = ["3.11", "3.12", "3.13"]
 
@@ -46,11 +53,29 @@ def _install(session: nox.Session, extras: str = "dev") -> None:
     session.install("-e", f".[{extras}]")
 
 
+def _tier_record(python: object) -> str:
+    """Where a Python's fast tier writes its CPU record; the slow tier's budget test reads it."""
+    return os.path.join(os.getcwd(), ".tier", f"fast-{python}.json")
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """Run the test suite, doctests included."""
+    """The fast tier, doctests included, on every Python; it records its CPU cost."""
     _install(session)
-    session.run("pytest", *session.posargs)
+    session.run(
+        "pytest", "-m", "not slow", "--durations=10", *session.posargs,
+        env={"DSH_TIER_RECORD": _tier_record(session.python)},
+    )  # fmt: skip
+
+
+@nox.session(python="3.11")
+def slow(session: nox.Session) -> None:
+    """The slow tier, once: the suite's own power, and the fast tier's budget (run it after)."""
+    _install(session)
+    session.run(
+        "pytest", "-m", "slow", "--durations=10", *session.posargs,
+        env={"DSH_TIER_RECORD": _tier_record(session.python)},
+    )  # fmt: skip
 
 
 @nox.session(python="3.11")

@@ -12,6 +12,7 @@ from dsh_user_interaction_conformance import CHECKS, Subject, reference_subject,
 
 from .gallery.providers import BROKEN_PROVIDERS, FOUND_BY, SHOULD_PROVIDERS
 from .gallery.services import BROKEN_SERVICES
+from .helpers import GALLERY_SEEDS
 
 #: The bound the gallery runs with; a hanging subject costs a few multiples of it.
 BOUND = 0.2
@@ -53,12 +54,14 @@ def covering(name: str, kind: str, requirement: str) -> list[str]:
 
 
 def _judge(
-    name: str, kind: str, factory: Callable[[], Any], requirement: str
+    name: str, kind: str, factory: Callable[[], Any], requirement: str, seed: int
 ) -> tuple[set[str], float, bool]:
-    """Run the suite of *kind* on *factory* at the default profile, seed 7.
+    """Run the suite of *kind* on *factory* at the default profile and *seed*.
 
-    The checks that must catch the entry run first; when they alone do not
-    name the requirement, the whole suite of the kind runs, as a user runs it.
+    The checks that must catch the entry run first, and the run stops at the
+    first that fails the requirement; when they alone do not name it, the
+    whole suite of the kind runs, as a user runs it. ``nox -s detection``
+    judges every entry by every check of its kind, over many seeds.
     """
     started = time.monotonic()
     factories: dict[str, Any] = (
@@ -70,9 +73,10 @@ def _judge(
             kinds=[kind],
             only=only,
             profile="default",
-            seed=7,
+            seed=seed,
             bound=BOUND,
             shrink=False,
+            stop_on=wanted,
             **factories,
         )
         failed = {r.requirement.id for r in report.results if r.status == "failed"}
@@ -81,16 +85,22 @@ def _judge(
     return failed, time.monotonic() - started, report.ok
 
 
+_SEEDS = pytest.mark.parametrize("seed", GALLERY_SEEDS, ids=[f"seed{s}" for s in GALLERY_SEEDS])
+
+
+@pytest.mark.slow
+@_SEEDS
 @pytest.mark.parametrize("name", sorted(BROKEN_PROVIDERS))
-def test_broken_provider_is_caught(name: str) -> None:
+def test_broken_provider_is_caught(name: str, seed: int) -> None:
     """The suite fails the provider at the default profile, names what it breaks, and ends."""
     factory, requirement = BROKEN_PROVIDERS[name]
-    failed, seconds, ok = _judge(name, "provider", factory, requirement)
+    failed, seconds, ok = _judge(name, "provider", factory, requirement, seed)
     assert not ok
     assert failed & set(requirement.split("|")), failed
     assert seconds < WALL
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SHOULD_PROVIDERS))
 def test_should_only_provider_warns_but_passes(name: str) -> None:
     """A SHOULD violation is a warning: reported with its example, but the run still passes."""
@@ -109,11 +119,13 @@ def test_should_only_provider_warns_but_passes(name: str) -> None:
     assert warned[requirement].example
 
 
+@pytest.mark.slow
+@_SEEDS
 @pytest.mark.parametrize("name", sorted(BROKEN_SERVICES))
-def test_broken_service_is_caught(name: str) -> None:
+def test_broken_service_is_caught(name: str, seed: int) -> None:
     """The suite fails the service at the default profile, names what it breaks, and ends."""
     factory, requirement = BROKEN_SERVICES[name]
-    failed, seconds, ok = _judge(name, "service", factory, requirement)
+    failed, seconds, ok = _judge(name, "service", factory, requirement, seed)
     assert not ok
     assert failed & set(requirement.split("|")), failed
     assert seconds < WALL

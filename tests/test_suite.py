@@ -83,6 +83,7 @@ def test_cli_runs_the_reference_and_writes_a_report(
         (["--provider", "no_such_module_xyz:f"], "cannot import"),
         (["--service", "json:nothing_here"], "no attribute"),
         (["--only", "no-such-check"], "unknown check"),
+        (["--stop-on", "PRV-NOPE-1"], "unknown requirement 'PRV-NOPE-1'"),
         (["--bound", "0"], "finite positive"),
         (["--bound", "nan"], "finite positive"),
         (["--bound", "inf"], "finite positive"),
@@ -394,3 +395,23 @@ def test_pytest_plugin_fails_a_broken_provider_with_a_reproducer(
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*FAILED: ANS-KEYS-1 (MUST)*", "*reproduce: pytest*--dsh-seed 9*"])
+
+
+def test_a_run_stops_after_the_first_check_that_fails_a_stop_on_requirement() -> None:
+    """stop_on ends the run once a check fails one of its IDs; the rest are left out.
+
+    Without it, the same run goes on through every check of the kind.
+    """
+    factory, requirement = BROKEN_PROVIDERS["trims-custom-text"]
+    options: dict[str, Any] = {
+        "subject_factory": factory,
+        "kinds": ["provider"],
+        "profile": "quick",
+        "seed": 1,
+        "shrink": False,
+    }
+    stopped = run_suite(**options, stop_on=[requirement])
+    assert [o.check.name for o in stopped.outcomes] == ["provider-answers"]
+    assert requirement in {r.requirement.id for r in stopped.results if r.status == "failed"}
+    whole = run_suite(**options)
+    assert len(whole.outcomes) == len([c for c in CHECKS if c.kind == "provider"]) > 1

@@ -227,6 +227,7 @@ def run_suite(
     baseline: Mapping[str, str] | None = None,
     shrink: bool = True,
     on_check: Callable[[CheckOutcome], None] | None = None,
+    stop_on: Collection[str] = (),
 ) -> Report:
     """Run the suite and return its report.
 
@@ -235,12 +236,18 @@ def run_suite(
     by default the factory's declaration (:func:`with_capabilities`), else
     everything. *only* limits the run to the named checks; *baseline* maps
     requirement IDs to the reason they are expected to fail. *on_check* is
-    called as each check finishes.
+    called as each check finishes. With *stop_on*, the run stops after the
+    first check that fails one of those requirement IDs; the checks after it
+    are left out of the report, as with *only* (a gallery judges a broken
+    implementation this way, and stops once it is caught).
 
     Raises :class:`ValueError` for a bad argument and :class:`SetupError`
     when a factory raises or returns the wrong kind of object.
     """
     _validate(profile, bound, only, kinds)
+    stopping = frozenset(stop_on)
+    if unknown := sorted(stopping - set(requirements())):
+        raise ValueError(f"stop_on: unknown requirement {unknown[0]!r}")
     check_baseline(baseline or {})
     subjects_from: Callable[[], object] = subject_factory or reference_subject
     services_from: Callable[[], object] = service_factory or reference_service
@@ -276,6 +283,8 @@ def run_suite(
         outcomes.append(outcome)
         if on_check is not None:
             on_check(outcome)
+        if not stopping.isdisjoint(outcome.failures):
+            break
     subject_outcomes = [o for o in outcomes if o.check.kind != "binding"]
     binding_outcomes = [o for o in outcomes if o.check.kind == "binding"]
     results = [

@@ -45,11 +45,15 @@ GALLERY_SEEDS = (7, rotating_seed())
 BOUND = 5.0
 
 
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run *coro* in a fresh loop, failing after ``BOUND`` seconds."""
+def run(coro: Coroutine[Any, Any, T], *, bound: float = BOUND) -> T:
+    """Run *coro* in a fresh loop, failing after *bound* seconds (``BOUND`` by default).
+
+    The bound catches a hang; a test whose work alone takes seconds of CPU
+    passes a larger one, so a busy machine cannot fail it.
+    """
 
     async def bounded() -> T:
-        async with asyncio.timeout(BOUND):
+        async with asyncio.timeout(bound):
             return await coro
 
     return asyncio.run(bounded())

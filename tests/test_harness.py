@@ -146,6 +146,7 @@ def _through(
         services.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("role", "name"),
     [("provider", n) for n in PROVIDERS_THROUGH] + [("service", n) for n in SERVICES_THROUGH],
@@ -158,6 +159,7 @@ def test_broken_subjects_fail_through_the_harness(role: str, name: str) -> None:
         child(role, f"tests.harness_entries:broken_{role}"),
         env_=env(name),
         only=covering(name, role, requirement),
+        stop_on=requirement.split("|"),
         bound=0.2,
         seed=7,
     )
@@ -179,6 +181,7 @@ def _cli(*args: str, timeout: float = 120) -> tuple[int, str, float]:
     return done.returncode, done.stdout + done.stderr, time.monotonic() - started
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("target", "expected"),
     [
@@ -508,6 +511,7 @@ def _mitm(
     return [sys.executable, "-m", "tests.harness_mitm", mode, "--", *child("provider", target)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "expected"),
     [
@@ -577,6 +581,7 @@ def test_a_grandchild_holding_the_output_cannot_hang_the_suite(tmp_path: Path) -
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("role", "target", "check", "requirement"),
     [

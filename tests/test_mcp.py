@@ -505,6 +505,7 @@ def test_the_context_must_be_a_tool_calls() -> None:
 # -- the conformance suite, and the variants it catches ---------------------------
 
 
+@pytest.mark.slow
 def test_the_provider_passes_the_whole_suite_through_a_real_client() -> None:
     """Every provider requirement passes at the default profile, with every capability declared."""
     assert mcp_subject.capabilities == CAPABILITIES  # type: ignore[attr-defined] # set by with_capabilities
@@ -529,6 +530,7 @@ def test_without_custom_text_the_suite_passes_with_the_capabilities_that_says() 
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BROKEN_MCP))
 def test_a_broken_bridge_is_caught(name: str) -> None:
     """Each broken variant fails the run, named by the requirement it breaks."""
@@ -538,6 +540,7 @@ def test_a_broken_bridge_is_caught(name: str) -> None:
     assert requirement in failed, failed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SHOULD_MCP))
 def test_a_should_only_bridge_variant_warns(name: str) -> None:
     """Labels in the client's order break a SHOULD: a warning with its example; the run passes."""

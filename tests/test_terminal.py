@@ -490,6 +490,7 @@ def test_the_terminal_provider_passes_the_suite() -> None:
     assert {r.status for r in report.results} == {"passed"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BROKEN_TERMINALS))
 def test_a_broken_terminal_is_caught(name: str) -> None:
     """Each broken variant fails the run, named by the requirement it breaks."""
@@ -499,6 +500,7 @@ def test_a_broken_terminal_is_caught(name: str) -> None:
     assert requirement in failed, failed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SHOULD_TERMINALS))
 def test_a_should_only_terminal_variant_warns(name: str) -> None:
     """Labels in click order break a SHOULD: a warning with its example; the run passes."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -67,6 +69,49 @@ def test_exported_objects_claim_the_front_module_or_a_private_one() -> None:
         if module is not None and module.startswith("dsh_user_interaction"):
             assert module.split(".")[1].startswith("_"), (name, module)
             importlib.import_module(module)
+
+
+def test_the_suite_front_module_loads_exactly_its_all_lazily() -> None:
+    """The suite's front module imports for type checkers what it loads on use: ``__all__``.
+
+    Its ``if TYPE_CHECKING:`` imports, the table its ``__getattr__`` loads from
+    and ``__all__`` name the same names from the same private modules; every
+    name resolves, ``dir()`` lists it, and the package itself holds no other
+    public name.
+    """
+    import dsh_user_interaction_conformance as suite
+
+    assert suite.__file__ is not None
+    tree = ast.parse(Path(suite.__file__).read_text(encoding="utf-8"))
+    guarded = [
+        node
+        for statement in tree.body
+        if isinstance(statement, ast.If)
+        and ast.unparse(statement.test) in {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
+        for node in statement.body
+    ]
+    imported: dict[str, str] = {}
+    for node in guarded:
+        assert isinstance(node, ast.ImportFrom), ast.unparse(node)
+        assert node.level == 1
+        for alias in node.names:
+            assert alias.asname == alias.name, alias.name  # ``X as X``: a re-export
+            imported[alias.name] = str(node.module)
+    assert imported == suite._MODULES
+    assert set(imported) == set(suite.__all__)
+    assert len(suite.__all__) == len(set(suite.__all__))
+    for name in suite.__all__:
+        value = getattr(suite, name)
+        module = getattr(value, "__module__", None)
+        if isinstance(module, str) and module.startswith("dsh_user_interaction_conformance."):
+            assert module.split(".")[1].startswith("_"), (name, module)
+        assert name in dir(suite)
+    public = {
+        name
+        for name in vars(suite)
+        if not name.startswith("_") and not isinstance(getattr(suite, name), type(sys))
+    }
+    assert public == set(suite.__all__)
 
 
 def test_the_core_imports_no_test_or_validation_libraries() -> None:

@@ -5,45 +5,51 @@ tests with :func:`run_suite`, or through the pytest plugin. The strategies in
 :mod:`dsh_user_interaction_conformance.strategies` are public too.
 :class:`HarnessSubjects` and :class:`HarnessServices` run an implementation
 in another process, in any language, over ``spec/harness.md``.
+
+Each name loads its private module on first use, so importing the package
+costs nothing: the harness child (``dsh_user_interaction_conformance.child``)
+serves a subject without importing Hypothesis, pytest or jsonschema.
 """
 
-from typing import TYPE_CHECKING
+import importlib
+import typing
 
-from ._behaviour import Action as Action
-from ._behaviour import Behaviour as Behaviour
-from ._behaviour import Dismiss as Dismiss
-from ._behaviour import Nothing as Nothing
-from ._behaviour import Pick as Pick
-from ._behaviour import Skip as Skip
-from ._behaviour import TypeText as TypeText
-from ._behaviour import expected_answer as expected_answer
-from ._capabilities import Capabilities as Capabilities
-from ._engine import CHECKS as CHECKS
-from ._engine import Check as Check
-from ._engine import CheckOutcome as CheckOutcome
-from ._engine import Draws as Draws
-from ._engine import FailureRecord as FailureRecord
-from ._engine import Scenario as Scenario
-from ._engine import Setup as Setup
-from ._engine import SetupError as SetupError
-from ._harness import HarnessServices as HarnessServices
-from ._harness import HarnessSubjects as HarnessSubjects
-from ._registry import Requirement as Requirement
-from ._registry import requirements as requirements
-from ._runner import Report as Report
-from ._runner import RequirementResult as RequirementResult
-from ._runner import run_suite as run_suite
-from ._subject import Driver as Driver
-from ._subject import Remote as Remote
-from ._subject import ScriptedDriver as ScriptedDriver
-from ._subject import Service as Service
-from ._subject import ServiceFactory as ServiceFactory
-from ._subject import ServiceRegistration as ServiceRegistration
-from ._subject import Subject as Subject
-from ._subject import SubjectFactory as SubjectFactory
-from ._subject import reference_service as reference_service
-from ._subject import reference_subject as reference_subject
-from ._subject import with_capabilities as with_capabilities
+if typing.TYPE_CHECKING:
+    from ._behaviour import Action as Action
+    from ._behaviour import Behaviour as Behaviour
+    from ._behaviour import Dismiss as Dismiss
+    from ._behaviour import Nothing as Nothing
+    from ._behaviour import Pick as Pick
+    from ._behaviour import Skip as Skip
+    from ._behaviour import TypeText as TypeText
+    from ._behaviour import expected_answer as expected_answer
+    from ._capabilities import Capabilities as Capabilities
+    from ._engine import CHECKS as CHECKS
+    from ._engine import Check as Check
+    from ._engine import CheckOutcome as CheckOutcome
+    from ._engine import Draws as Draws
+    from ._engine import FailureRecord as FailureRecord
+    from ._engine import Scenario as Scenario
+    from ._engine import Setup as Setup
+    from ._engine import SetupError as SetupError
+    from ._harness import HarnessServices as HarnessServices
+    from ._harness import HarnessSubjects as HarnessSubjects
+    from ._registry import Requirement as Requirement
+    from ._registry import requirements as requirements
+    from ._runner import Report as Report
+    from ._runner import RequirementResult as RequirementResult
+    from ._runner import run_suite as run_suite
+    from ._subject import Driver as Driver
+    from ._subject import Remote as Remote
+    from ._subject import ScriptedDriver as ScriptedDriver
+    from ._subject import Service as Service
+    from ._subject import ServiceFactory as ServiceFactory
+    from ._subject import ServiceRegistration as ServiceRegistration
+    from ._subject import Subject as Subject
+    from ._subject import SubjectFactory as SubjectFactory
+    from ._subject import reference_service as reference_service
+    from ._subject import reference_subject as reference_subject
+    from ._subject import with_capabilities as with_capabilities
 
 __all__ = [
     "CHECKS",
@@ -83,11 +89,55 @@ __all__ = [
     "with_capabilities",
 ]
 
+#: The private module of each exported name: the imports above, for the interpreter.
+_MODULES = {
+    "Action": "_behaviour",
+    "Behaviour": "_behaviour",
+    "Dismiss": "_behaviour",
+    "Nothing": "_behaviour",
+    "Pick": "_behaviour",
+    "Skip": "_behaviour",
+    "TypeText": "_behaviour",
+    "expected_answer": "_behaviour",
+    "Capabilities": "_capabilities",
+    "CHECKS": "_engine",
+    "Check": "_engine",
+    "CheckOutcome": "_engine",
+    "Draws": "_engine",
+    "FailureRecord": "_engine",
+    "Scenario": "_engine",
+    "Setup": "_engine",
+    "SetupError": "_engine",
+    "HarnessServices": "_harness",
+    "HarnessSubjects": "_harness",
+    "Requirement": "_registry",
+    "requirements": "_registry",
+    "Report": "_runner",
+    "RequirementResult": "_runner",
+    "run_suite": "_runner",
+    "Driver": "_subject",
+    "Remote": "_subject",
+    "ScriptedDriver": "_subject",
+    "Service": "_subject",
+    "ServiceFactory": "_subject",
+    "ServiceRegistration": "_subject",
+    "Subject": "_subject",
+    "SubjectFactory": "_subject",
+    "reference_service": "_subject",
+    "reference_subject": "_subject",
+    "with_capabilities": "_subject",
+}
 
-if not TYPE_CHECKING:
-    # Hidden from type checkers, so that they flag the deprecated name and a typo
-    # of any other still fails.
+
+if not typing.TYPE_CHECKING:
+    # Hidden from type checkers, which see the imports above: they flag the
+    # deprecated name, and a typo of any other still fails.
     def __getattr__(name: str) -> object:
+        module = _MODULES.get(name)
+        if module is not None:
+            value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+            globals()[name] = value  # the next lookup finds it without this function
+            return value
         # ``Type`` was renamed ``TypeText`` in 0.3.0, since it shadowed ``typing.Type``.
         if name == "Type":
             import warnings  # noqa: PLC0415 - only on the deprecated path
@@ -98,6 +148,9 @@ if not TYPE_CHECKING:
                 DeprecationWarning,
                 stacklevel=2,
             )
-            return TypeText
+            return __getattr__("TypeText")
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

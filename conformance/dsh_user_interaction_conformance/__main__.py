@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
-import importlib
 import json
 import math
 import os
@@ -25,15 +24,13 @@ from dsh_user_interaction.extra.stdio import ChildFailed
 from . import _engine, _harness
 from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
 from ._runner import Report, RequirementResult, check_baseline, factory_name, run_suite
+from ._subject import UsageError as _UsageError
 from ._subject import declared_capabilities
+from ._subject import load_factory as _load
 
 __all__ = ["main", "run"]
 
 PROG = "python -m dsh_user_interaction_conformance"
-
-
-class _UsageError(Exception):
-    pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,27 +93,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     return parser
-
-
-def _load(spec: str, option: str) -> Callable[[], Any]:
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise _UsageError(f"{option} must look like MODULE:ATTR, got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise _UsageError(f"{option}: cannot import {module_name!r}: {error}") from None
-    except Exception as error:  # noqa: BLE001 - a module that fails on import is a usage error
-        raise _UsageError(f"{option}: importing {module_name!r} raised {error!r}") from None
-    target: Any = module
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise _UsageError(f"{option}: {module_name!r} has no attribute {attr!r}")
-        target = getattr(target, part)
-    if not callable(target):
-        raise _UsageError(f"{option}: {spec!r} is not callable")
-    factory: Callable[[], Any] = target
-    return factory
 
 
 def _baseline(path: Path) -> dict[str, str]:

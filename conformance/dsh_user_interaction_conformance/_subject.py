@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
@@ -151,6 +152,36 @@ def declared_capabilities(factory: object) -> Capabilities | None:
     """The capabilities a factory declares, if it declares any."""
     found = getattr(factory, "capabilities", None)
     return found if isinstance(found, Capabilities) else None
+
+
+class UsageError(Exception):
+    """A command line names something it cannot use: it exits with status 2."""
+
+
+def load_factory(spec: str, option: str) -> Callable[[], Any]:
+    """The factory *spec* names as ``MODULE:ATTR``, given to the command line's *option*.
+
+    The command line and the harness child both load their factories here, so
+    they accept the same names and refuse the others with the same message.
+    """
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise UsageError(f"{option} must look like MODULE:ATTR, got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UsageError(f"{option}: cannot import {module_name!r}: {error}") from None
+    except Exception as error:  # noqa: BLE001 - a module that fails on import is a usage error
+        raise UsageError(f"{option}: importing {module_name!r} raised {error!r}") from None
+    target: Any = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise UsageError(f"{option}: {module_name!r} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise UsageError(f"{option}: {spec!r} is not callable")
+    factory: Callable[[], Any] = target
+    return factory
 
 
 class ScriptedDriver:

@@ -30,7 +30,7 @@ from dsh_user_interaction.extra.stdio import PROTOCOL_VERSION, WireError
 from dsh_user_interaction.extra.stdio._values import Codec, as_object
 
 from ._behaviour import Action, Behaviour, Dismiss, Nothing, Pick, Skip, TypeText
-from ._subject import declared_capabilities
+from ._subject import UsageError, declared_capabilities, load_factory
 
 __all__ = ["main", "serve"]
 
@@ -439,8 +439,6 @@ async def serve(
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """The command line: ``--provider MODULE:ATTR`` or ``--service MODULE:ATTR``."""
-    from .__main__ import _load, _UsageError  # noqa: PLC0415 - shares the loader
-
     parser = argparse.ArgumentParser(
         prog="python -m dsh_user_interaction_conformance.child",
         description="Serve a provider or service factory over the harness protocol.",
@@ -455,10 +453,10 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     )
     args = parser.parse_args(argv)
     try:
-        factory = _load(
+        factory = load_factory(
             args.provider or args.service, "--provider" if args.provider else "--service"
         )
-    except _UsageError as error:
+    except UsageError as error:
         sys.stderr.write(f"{parser.prog}: error: {error}\n")
         sys.exit(2)
     role_name = "provider" if args.provider else "service"

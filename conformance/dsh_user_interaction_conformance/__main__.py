@@ -23,6 +23,7 @@ from dsh_user_interaction.extra.stdio import ChildFailed
 
 from . import _engine, _harness
 from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
+from ._registry import requirements
 from ._runner import Report, RequirementResult, check_baseline, factory_name, run_suite
 from ._subject import UsageError as _UsageError
 from ._subject import declared_capabilities
@@ -86,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--only", action="append", default=[], metavar="CHECK", help="run only this check"
+    )
+    parser.add_argument(
+        "--stop-on",
+        action="append",
+        default=[],
+        metavar="REQ-ID",
+        help="stop after the first check that fails this requirement (a gallery's way to judge)",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
     parser.add_argument(
@@ -244,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         unknown = set(args.only) - {c.name for c in CHECKS}
         if unknown:
             raise _UsageError(f"--only: unknown check {sorted(unknown)[0]!r}; see --list")
+        unknown = set(args.stop_on) - set(requirements())
+        if unknown:
+            raise _UsageError(f"--stop-on: unknown requirement {sorted(unknown)[0]!r}")
         for given, command in (("--provider", "--provider-cmd"), ("--service", "--service-cmd")):
             if getattr(args, given[2:]) and getattr(args, command[2:].replace("-", "_")):
                 raise _UsageError(f"{given} and {command} name the same subject: give one")
@@ -322,6 +333,7 @@ def _run(  # noqa: PLR0917 - one private call, in one place
             kinds=kinds,
             baseline=baseline,
             on_check=printer.check,
+            stop_on=args.stop_on,
         )
     except SetupError as error:
         option = "--service" if error.role == "service" else "--provider"

@@ -11,7 +11,7 @@ import sys
 import textwrap
 import traceback
 import tracemalloc
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from fractions import Fraction
 from pathlib import Path
@@ -283,7 +283,7 @@ def _leaves(tree: Tree) -> set[int]:
 
 
 @contextmanager
-def _collecting_only_what_is_new() -> Iterator[None]:
+def _collecting_only_what_is_new() -> Generator[None]:
     """Freeze the heap as it is (``gc.freeze``), so a full collection sees only new objects.
 
     A full ``gc.collect()`` in a long test session walks every object the

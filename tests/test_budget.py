@@ -112,8 +112,8 @@ def test_a_run_writes_its_tier_record(
     """With DSH_TIER_RECORD set, a run writes each test's CPU cost and what was run."""
     pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
     pytester.makeini("[pytest]\nmarkers =\n    slow: slow\ntestpaths = .\n")
-    pytester.makepyfile(
-        test_spin="""
+    (pytester.path / "test_spin.py").write_text(
+        """
 import pytest
 
 def test_spin():
@@ -125,7 +125,8 @@ def test_spin():
 @pytest.mark.slow
 def test_slow():
     pass
-"""
+""",
+        encoding="utf-8",
     )
     target = tmp_path / "record.json"
     monkeypatch.setenv("DSH_TIER_RECORD", str(target))

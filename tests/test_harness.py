@@ -457,6 +457,7 @@ def test_stdio_provider_aborts_promptly_through_a_service() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_the_pytest_plugin_checks_a_child_from_a_session_fixture(
     pytester: pytest.Pytester,
 ) -> None:

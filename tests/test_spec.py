@@ -139,6 +139,7 @@ def test_scalar_types_match() -> None:
     assert get_origin(get_type_hints(AskUserQuestionAnswerItem)["selected"]) is list
 
 
+@pytest.mark.slow
 @given(requests())
 def test_drawn_requests_validate_against_the_schema(request: AskUserQuestionRequest) -> None:
     """Every well-formed request is valid JSON Schema instance (without live keys)."""
@@ -146,6 +147,7 @@ def test_drawn_requests_validate_against_the_schema(request: AskUserQuestionRequ
     jsonschema.validate(data, load("request.schema.json"))
 
 
+@pytest.mark.slow
 @given(st.data())
 def test_answer_schema_agrees_on_valid_answers(data: st.DataObject) -> None:
     """Answers that keep the rules are valid schema instances."""
@@ -153,6 +155,7 @@ def test_answer_schema_agrees_on_valid_answers(data: st.DataObject) -> None:
     jsonschema.validate(data.draw(valid_answers(request)), load("answer.schema.json"))
 
 
+@pytest.mark.slow
 @given(st.data())
 def test_answer_schema_never_accepts_what_the_shape_rules_reject(data: st.DataObject) -> None:
     """Where a shape rule (SHAPE, KEYS, SEL-1, SEL-2, CUSTOM) breaks, the schema rejects too."""

@@ -18,6 +18,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
@@ -49,6 +50,9 @@ from dsh_user_interaction_conformance.strategies import (
     options,
     requests,
 )
+
+#: The suite's own strategies, measured: the slow tier, run once, on one Python.
+pytestmark = pytest.mark.slow
 
 #: Every requirement a malformed request can break, as the spec lists them.
 REQUEST_REQUIREMENTS = (

@@ -151,6 +151,7 @@ def test_an_unknown_baseline_id_is_a_usage_error(
     assert "PRV-TXET-1" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_baseline_hides_only_what_it_names(tmp_path: Path) -> None:
     """With one flaw baselined, a second flaw of the same check still fails the run."""
     baseline = tmp_path / "baseline.json"
@@ -174,6 +175,7 @@ def test_a_baseline_hides_only_what_it_names(tmp_path: Path) -> None:
     assert not report.ok
 
 
+@pytest.mark.slow
 def test_a_failure_found_by_another_check_is_kept() -> None:
     """A check that finds a requirement outside its own list reports it, and the run fails."""
     factory, _ = BROKEN_PROVIDERS["trims-when-busy"]
@@ -371,6 +373,7 @@ def test_pytest_plugin_runs_checks_from_a_fixture(pytester: pytest.Pytester) -> 
     )
 
 
+@pytest.mark.slow
 def test_pytest_plugin_fails_a_broken_provider_with_a_reproducer(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

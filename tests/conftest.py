@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Generator
 from pathlib import Path
+from typing import cast
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -61,6 +62,12 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Count the fast tier, and move the budget test to the end of the run."""
     _TIER["collected"] = sum(_fast(item) for item in items)
+    target = os.environ.get("DSH_TIER_RECORD")
+    if target and _TIER["collected"]:
+        # This run records the fast tier: the parts an earlier run left are stale.
+        path = Path(target)
+        for stale in path.parent.glob(f"{path.name}.*.part"):
+            stale.unlink(missing_ok=True)
     budget = [item for item in items if item.name == BUDGET_TEST]
     items[:] = [item for item in items if item.name != BUDGET_TEST] + budget
 
@@ -82,25 +89,73 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _TIER["failed"] += 1
 
 
-def tier_record(session: pytest.Session) -> dict[str, object]:
-    """What this session ran of the fast tier, and what it cost."""
-    slowest = sorted(_COSTS.items(), key=lambda pair: pair[1], reverse=True)[:15]
+def _worker(config: pytest.Config) -> str:
+    """This process's name in the run: ``main``, or the pytest-xdist worker's id."""
+    workerinput: object = getattr(config, "workerinput", None)
+    if isinstance(workerinput, dict):
+        return str(cast("dict[str, object]", workerinput).get("workerid", "worker"))
+    return "main"
+
+
+def _part(session: pytest.Session) -> dict[str, object]:
+    """What this process ran of the fast tier, and what each test cost."""
     return {
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
         "whole": session.config.args_source == pytest.Config.ArgsSource.TESTPATHS,
         **_TIER,
-        "ran": len(_COSTS),
-        "cpu_seconds": round(sum(_COSTS.values()), 3),
-        "slowest": [[nodeid, round(cost, 3)] for nodeid, cost in slowest],
-        "written": time.time(),
+        "costs": {nodeid: round(cost, 4) for nodeid, cost in _COSTS.items()},
     }
 
 
+def merge_parts(parts: list[dict[str, object]]) -> dict[str, object]:
+    """One record of the fast tier from the parts its processes wrote (one, or one a worker).
+
+    Every process collects the whole selection, so the counts of what was
+    collected are the same in each; what ran, failed and cost adds up.
+    """
+    costs: dict[str, float] = {}
+    for part in parts:
+        costs.update(cast("dict[str, float]", part.get("costs", {})))
+    slowest = sorted(costs.items(), key=lambda pair: pair[1], reverse=True)[:15]
+
+    def most(key: str) -> object:
+        return max((cast("int", part.get(key, 0)) for part in parts), default=0)
+
+    return {
+        "python": parts[0].get("python") if parts else None,
+        "whole": bool(parts) and all(part.get("whole") is True for part in parts),
+        "processes": len(parts),
+        "collected": most("collected"),
+        "deselected": most("deselected"),
+        "failed": sum(cast("int", part.get("failed", 0)) for part in parts),
+        "ran": len(costs),
+        "cpu_seconds": round(sum(costs.values()), 3),
+        "slowest": [[nodeid, round(cost, 3)] for nodeid, cost in slowest],
+    }
+
+
+def tier_record(session: pytest.Session) -> dict[str, object]:
+    """What this process ran of the fast tier, and what it cost, as one record."""
+    return merge_parts([_part(session)])
+
+
+def read_tier_record(path: Path) -> dict[str, object] | None:
+    """The record the last run of the fast tier wrote at *path* (its parts merged), if any."""
+    parts = sorted(path.parent.glob(f"{path.name}.*.part"))
+    if not parts:
+        return None
+    return merge_parts([json.loads(part.read_text(encoding="utf-8")) for part in parts])
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write the fast tier's record when ``DSH_TIER_RECORD`` asks for one and it ran."""
+    """Write this process's part of the record when ``DSH_TIER_RECORD`` asks and tests ran.
+
+    Under pytest-xdist each worker writes its own part; the reader merges them.
+    """
     target = os.environ.get("DSH_TIER_RECORD")
     if not target or not _COSTS:
         return
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(tier_record(session), indent=2) + "\n", encoding="utf-8")
+    part = path.parent / f"{path.name}.{_worker(session.config)}.part"
+    part.write_text(json.dumps(_part(session)) + "\n", encoding="utf-8")

@@ -8,14 +8,14 @@ measure: it does not grow when the machine is busy, as wall time does.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
-from .conftest import tier_record
+from .conftest import merge_parts, read_tier_record, tier_record
 
 pytest_plugins = ["pytester"]
 
@@ -58,18 +58,20 @@ def test_the_fast_tier_stays_within_its_cpu_budget(request: pytest.FixtureReques
     ``-m slow``) the record the fast tier's session wrote.
     """
     live = tier_record(request.session)
-    if live["ran"]:
+    worker = hasattr(request.config, "workerinput")  # pytest-xdist: a worker sees its share
+    if live["ran"] and not worker:
         record = live
     else:
         target = os.environ.get("DSH_TIER_RECORD")
         python = f"{sys.version_info.major}.{sys.version_info.minor}"
         path = Path(target) if target else ROOT / ".tier" / f"fast-{python}.json"
-        if not path.is_file():
+        found = read_tier_record(path)
+        if found is None:
             pytest.fail(
                 f"no record of the fast tier at {path}: run `nox -s tests-{python}` first, "
                 f"or `DSH_TIER_RECORD={path} pytest -m 'not slow'`"
             )
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = found
     assert _problems(record, FAST_TIER_CEILING) == []
 
 
@@ -106,10 +108,11 @@ def test_the_budget_check_refuses_a_record_that_proves_nothing(
     assert named in problems[0]
 
 
+@pytest.mark.parametrize("parallel", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_run_writes_its_tier_record(
-    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parallel: list[str]
 ) -> None:
-    """With DSH_TIER_RECORD set, a run writes each test's CPU cost and what was run."""
+    """With DSH_TIER_RECORD set, a run writes each test's CPU cost, in parts under xdist."""
     pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
     pytester.makeini("[pytest]\nmarkers =\n    slow: slow\ntestpaths = .\n")
     (pytester.path / "test_spin.py").write_text(
@@ -122,6 +125,9 @@ def test_spin():
         total += i
     assert total
 
+def test_quick():
+    pass
+
 @pytest.mark.slow
 def test_slow():
     pass
@@ -130,10 +136,38 @@ def test_slow():
     )
     target = tmp_path / "record.json"
     monkeypatch.setenv("DSH_TIER_RECORD", str(target))
-    result = pytester.runpytest_subprocess("-m", "not slow", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, deselected=1)
-    record = json.loads(target.read_text(encoding="utf-8"))
+    (tmp_path / "record.json.gw7.part").write_text("{}", encoding="utf-8")  # a stale part
+    result = pytester.runpytest_subprocess("-m", "not slow", "-p", "no:cacheprovider", *parallel)
+    result.assert_outcomes(passed=2, deselected=0 if parallel else 1)
+    record = read_tier_record(target)
+    assert record is not None
     assert _problems(record, FAST_TIER_CEILING) == []
-    assert record["collected"] == record["ran"] == 1
-    assert record["cpu_seconds"] > 0
-    assert record["slowest"][0][0] == "test_spin.py::test_spin"
+    assert record["collected"] == record["ran"] == 2
+    cpu = record["cpu_seconds"]
+    assert isinstance(cpu, float)
+    assert cpu > 0
+    slowest = cast("list[list[object]]", record["slowest"])
+    assert [row[0] for row in slowest] == [
+        "test_spin.py::test_spin",
+        "test_spin.py::test_quick",
+    ]
+
+
+def test_the_parts_of_a_parallel_run_add_up_to_one_record() -> None:
+    """Under pytest-xdist each worker writes its share; merged, it is the whole tier."""
+    share = {"python": "3.11", "whole": True, "collected": 3, "deselected": 0, "failed": 0}
+    merged = merge_parts(
+        [
+            {**share, "costs": {"a": 1.0, "b": 2.5}},
+            {**share, "failed": 1, "costs": {"c": 4.0}},
+        ]
+    )
+    assert merged["processes"] == 2
+    assert merged["collected"] == merged["ran"] == 3
+    assert merged["failed"] == 1
+    assert merged["cpu_seconds"] == 7.5
+    assert merged["slowest"] == [["c", 4.0], ["b", 2.5], ["a", 1.0]]
+    assert _problems(merged, FAST_TIER_CEILING) == ["the recorded run had 1 failures"]
+    assert _problems({**merged, "failed": 0, "ran": 2}, FAST_TIER_CEILING) == [
+        "only 2 of 3 tests ran"
+    ]

@@ -7,8 +7,11 @@ ordinary cases they exist for, so the shortcut is really taken.
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,8 +22,8 @@ from dsh_user_interaction import (
     answer_violations,
 )
 from dsh_user_interaction._checks import (
-    _fast_answer,
-    _fast_request,
+    fast_answer_accepted,
+    fast_request_index,
     full_check_request,
     must_violations,
 )
@@ -103,7 +106,7 @@ def _edit(request: AskUserQuestionRequest, edit: str, where: int) -> Any:
 @given(requests())
 def test_the_fast_request_path_accepts_ordinary_requests(request: AskUserQuestionRequest) -> None:
     """Every well-formed request the strategies draw takes the shortcut."""
-    assert _fast_request(request) is not None
+    assert fast_request_index(request) is not None
 
 
 @given(st.one_of(requests().flatmap(lambda r: st.tuples(st.just(r), _EDITS, st.integers(0, 3)))))
@@ -112,14 +115,14 @@ def test_whatever_the_fast_request_path_accepts_the_full_rules_accept(
 ) -> None:
     """Differential: an accept by the shortcut is an accept by the full rules (edited requests)."""
     edited = _edit(*case)
-    if _fast_request(edited) is not None:
+    if fast_request_index(edited) is not None:
         assert _full_rules_accept(edited), edited
 
 
 @given(st.one_of(invalid_requests().map(lambda case: case.request), json_values))
 def test_the_fast_request_path_never_accepts_a_malformed_request(request: object) -> None:
     """Differential: no malformed request or junk value gets through the shortcut."""
-    if _fast_request(request) is not None:
+    if fast_request_index(request) is not None:
         assert _full_rules_accept(request), request
 
 
@@ -130,7 +133,7 @@ def test_the_fast_answer_path_agrees_with_the_full_rules(data: st.DataObject) ->
     And it takes every answer that has no violation at all.
     """
     request = data.draw(requests())
-    index = _fast_request(request)
+    index = fast_request_index(request)
     assert index is not None
     answer = data.draw(
         st.one_of(
@@ -139,7 +142,7 @@ def test_the_fast_answer_path_agrees_with_the_full_rules(data: st.DataObject) ->
             json_values,
         )
     )
-    accepted = _fast_answer(request, answer, index)
+    accepted = fast_answer_accepted(request, answer, index)
     if accepted:
         assert must_violations(request, answer) == [], answer
     if not answer_violations(request, answer):
@@ -195,23 +198,225 @@ def test_an_edited_answer_gets_the_shortcut_only_if_the_full_rules_accept_it(
 ) -> None:
     """Differential: near misses of a valid answer, one rule at a time."""
     request = data.draw(requests())
-    index = _fast_request(request)
+    index = fast_request_index(request)
     assert index is not None
     answer = data.draw(valid_answers(request))
     edited = _edit_answer(answer, data.draw(_ANSWER_EDITS), data.draw(st.integers(0, 3)))
-    if _fast_answer(request, edited, index):
+    if fast_answer_accepted(request, edited, index):
         assert must_violations(request, edited) == [], edited
 
 
 def test_the_answer_path_reads_the_request_again_if_it_changed() -> None:
     """A provider that swaps the questions or options (PRV-MUTATE-1) never gets the shortcut."""
     request: Any = {"questions": [{"id": "q", "question": "?", "options": [{"label": "A"}]}]}
-    index = _fast_request(request)
+    index = fast_request_index(request)
     assert index is not None
     answer = {"answers": [{"id": "q", "selected": ["A"]}]}
-    assert _fast_answer(request, answer, index)
+    assert fast_answer_accepted(request, answer, index)
     request["questions"][0]["options"] = [{"label": "B"}]
-    assert not _fast_answer(request, answer, index)
+    assert not fast_answer_accepted(request, answer, index)
     assert must_violations(request, answer) != []
     request["questions"] = [{"id": "q", "question": "?"}]
-    assert not _fast_answer(request, answer, index)
+    assert not fast_answer_accepted(request, answer, index)
+
+
+# --- Tables of near misses: every shortcut, one rule at a time -------------------------
+
+#: A value of the right type for each optional key of a question, and a wrong one.
+_OPTIONAL: dict[str, tuple[object, object]] = {
+    "header": ("Head", 2),
+    "detail": ("the plan", None),
+    "multiSelect": (True, 1),
+    "intent": ({"kind": "plan-review", "approve": "A"}, {"kind": 5, "approve": "A"}),
+}
+
+
+def _question_variants() -> list[tuple[str, dict[str, Any]]]:
+    """Questions with and without options, each with every optional key good or bad."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for with_options in (False, True):
+        base: dict[str, Any] = {"id": "q", "question": "Q?"}
+        if with_options:
+            base["options"] = [{"label": "A", "description": "why"}, {"label": "B"}]
+        found.append((f"options={with_options}", base))
+        for key, (good, bad) in _OPTIONAL.items():
+            for value, verdict in ((good, "good"), (bad, "bad")):
+                question = {**base, key: value}
+                if key == "intent":
+                    question["detail"] = "the plan"
+                found.append((f"options={with_options} {key} {verdict}", question))
+        found.append((f"options={with_options} unknown key", {**base, "note": object()}))
+    return found
+
+
+_REQUESTS: list[tuple[str, object]] = [
+    *[(name, {"questions": [question]}) for name, question in _question_variants()],
+    *[
+        (f"second of two: {name}", {"questions": [{"id": "p", "question": "P?"}, question]})
+        for name, question in _question_variants()
+    ],
+    ("repeated id", {"questions": [{"id": "q", "question": "1?"}, {"id": "q", "question": "2?"}]}),
+    (
+        "repeated label",
+        {"questions": [{"id": "q", "question": "?", "options": [{"label": "A"}, {"label": "A"}]}]},
+    ),
+    *[
+        (f"option {name}", {"questions": [{"id": "q", "question": "?", "options": [option]}]})
+        for name, option in [
+            ("description not a string", {"label": "A", "description": 4}),
+            ("description None", {"label": "A", "description": None}),
+            ("description empty", {"label": "A", "description": ""}),
+            ("label not a string", {"label": 1}),
+            ("label empty", {"label": ""}),
+            ("not a mapping", "A"),
+            ("with an unknown key", {"label": "A", "note": object()}),
+        ]
+    ],
+    ("options not a list", {"questions": [{"id": "q", "question": "?", "options": "A"}]}),
+    ("options None", {"questions": [{"id": "q", "question": "?", "options": None}]}),
+    ("no id", {"questions": [{"question": "?"}]}),
+    ("no question", {"questions": [{"id": "q"}]}),
+    ("no label", {"questions": [{"id": "q", "question": "?", "options": [{"description": "d"}]}]}),
+    (
+        "intent without detail",
+        {
+            "questions": [
+                {
+                    "id": "q",
+                    "question": "?",
+                    "options": [{"label": "A"}],
+                    "intent": {"kind": "plan-review", "approve": "A"},
+                }
+            ]
+        },
+    ),
+    (
+        "intent without kind",
+        {
+            "questions": [
+                {
+                    "id": "q",
+                    "question": "?",
+                    "detail": "d",
+                    "options": [{"label": "A"}],
+                    "intent": {"approve": "A"},
+                }
+            ]
+        },
+    ),
+    ("signal None", {"questions": [{"id": "q", "question": "?"}], "signal": None}),
+    ("signal not a signal", {"questions": [{"id": "q", "question": "?"}], "signal": 1}),
+    ("empty questions", {"questions": []}),
+    ("no questions", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "request_"), _REQUESTS, ids=[n for n, _ in _REQUESTS])
+def test_the_request_shortcut_on_each_near_miss(name: str, request_: object) -> None:
+    """Each optional key is read whatever else the question holds; a repeat is never missed.
+
+    The shortcut accepts exactly what the full rules accept, for these plain-typed requests.
+    """
+    assert (fast_request_index(request_) is not None) == _full_rules_accept(request_), name
+
+
+_SINGLE: dict[str, Any] = {"id": "s", "question": "S?", "options": [{"label": "A"}, {"label": "B"}]}
+_MULTI: dict[str, Any] = {**_SINGLE, "id": "m", "multiSelect": True}
+_OPEN: dict[str, Any] = {"id": "o", "question": "O?"}
+
+#: (name, question, item): one answer item for a one-question request.
+_ITEMS: list[tuple[str, dict[str, Any], object]] = [
+    ("single, one label", _SINGLE, {"id": "s", "selected": ["A"]}),
+    ("single, nothing", _SINGLE, {"id": "s", "selected": []}),
+    ("single, custom", _SINGLE, {"id": "s", "selected": [], "custom": "mine"}),
+    ("single, custom and a label", _SINGLE, {"id": "s", "selected": ["A"], "custom": "mine"}),
+    ("single, two labels", _SINGLE, {"id": "s", "selected": ["A", "B"]}),
+    ("single, a label not offered", _SINGLE, {"id": "s", "selected": ["C"]}),
+    ("single, a label that is not a string", _SINGLE, {"id": "s", "selected": [1]}),
+    ("single, blank custom", _SINGLE, {"id": "s", "selected": [], "custom": " \u3000"}),
+    ("single, custom not a string", _SINGLE, {"id": "s", "selected": [], "custom": 3}),
+    ("single, an unknown key", _SINGLE, {"id": "s", "selected": ["A"], "note": "x"}),
+    (
+        "single, custom and an unknown key",
+        _SINGLE,
+        {"id": "s", "selected": [], "custom": "mine", "note": "x"},
+    ),
+    ("single, no selected", _SINGLE, {"id": "s", "custom": "mine"}),
+    ("single, no id", _SINGLE, {"selected": ["A"], "custom": "mine"}),
+    ("single, another id", _SINGLE, {"id": "t", "selected": ["A"]}),
+    ("single, selected a tuple", _SINGLE, {"id": "s", "selected": ("A",)}),
+    ("multi, two labels", _MULTI, {"id": "m", "selected": ["A", "B"]}),
+    ("multi, out of order", _MULTI, {"id": "m", "selected": ["B", "A"]}),
+    ("multi, a repeated label", _MULTI, {"id": "m", "selected": ["A", "A"]}),
+    ("multi, a label not offered", _MULTI, {"id": "m", "selected": ["A", "C"]}),
+    ("multi, a label that is not a string", _MULTI, {"id": "m", "selected": ["A", 2]}),
+    ("multi, custom and labels", _MULTI, {"id": "m", "selected": ["A"], "custom": "mine"}),
+    ("open, custom", _OPEN, {"id": "o", "selected": [], "custom": "mine"}),
+    ("open, a label", _OPEN, {"id": "o", "selected": ["A"]}),
+    ("not a mapping", _SINGLE, ["s", ["A"]]),
+]
+
+
+@pytest.mark.parametrize(("name", "question", "item"), _ITEMS, ids=[n for n, _, _ in _ITEMS])
+def test_the_answer_shortcut_on_each_near_miss(
+    name: str, question: dict[str, Any], item: object
+) -> None:
+    """An answer takes the shortcut only if it keeps every MUST rule, and always if it keeps all."""
+    request: Any = {"questions": [copy.deepcopy(question)]}
+    index = fast_request_index(request)
+    assert index is not None
+    answer = {"answers": [item]}
+    accepted = fast_answer_accepted(request, answer, index)
+    if accepted:
+        assert must_violations(request, answer) == [], name
+    if not answer_violations(request, answer):
+        assert accepted, name
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"answers": [{"id": "s", "selected": ["A"]}], "extra": 1}, {"extra": []}, {}],
+    ids=["a key besides answers", "no answers", "empty"],
+)
+def test_the_answer_shortcut_reads_the_answer_keys(answer: object) -> None:
+    """An answer with a key besides ``answers``, or without it, is left to the full rules."""
+    request: Any = {"questions": [copy.deepcopy(_SINGLE)]}
+    index = fast_request_index(request)
+    assert index is not None
+    assert not fast_answer_accepted(request, answer, index)
+
+
+#: Registering ``dict`` as an ``Awaitable`` cannot be undone, so it runs in a child.
+_REGISTERED_DICT = """
+import asyncio
+from collections.abc import Awaitable
+from dsh_user_interaction import ScriptedProvider
+
+answer = {"answers": [{"id": "q", "selected": []}]}
+provider = ScriptedProvider(respond=lambda request: answer)
+request = {"questions": [{"id": "q", "question": "Q?"}]}
+assert asyncio.run(provider.ask(request)) is answer
+Awaitable.register(dict)
+try:
+    asyncio.run(provider.ask(request))
+except TypeError as error:
+    print("awaited:", error)
+else:
+    print("returned the dict")
+"""
+
+
+def test_the_scripted_provider_awaits_a_dict_registered_as_awaitable() -> None:
+    """A plain dict answer is returned at once until an ABC registration makes it awaitable.
+
+    Then the provider awaits it, as ``inspect.isawaitable`` says it must (and the
+    await fails, as it always did): the remembered verdict follows the ABC cache token.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", _REGISTERED_DICT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.startswith("awaited: "), done.stdout + done.stderr

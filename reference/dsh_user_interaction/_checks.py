@@ -15,7 +15,6 @@ Both are single-pass and linear in questions x options.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from typing_extensions import TypeIs
@@ -290,12 +289,9 @@ def check_request(request: object, *, has_provider: bool = True) -> None:
 def checked_request(request: object, *, has_provider: bool = True) -> RequestIndex | None:
     """:func:`check_request`, returning the fast path's index when it accepted the request.
 
-    The service passes the index on to :func:`strict_answer_violations`.
+    The service passes the index on to :func:`fast_answer_accepted`.
     """
-    try:
-        index = _fast_request(request)
-    except Exception:  # noqa: BLE001 - a hostile value: the full rules word it
-        index = None
+    index = fast_request_index(request)
     if index is not None:
         # Well-formed, with sound intents, questions and a signal that has not
         # aborted: of the five stages only the last can still fail.
@@ -564,21 +560,25 @@ def must_violations(request: AskUserQuestionRequest, answer: object) -> list[Vio
 # above decide, so errors and their order are the full rules' alone. A
 # differential property test (tests/test_fast_paths.py) proves that whatever
 # they accept, the full rules accept too.
+#
+# They read a value only after an exact ``type(...) is`` test, so no caller's
+# code runs in them (beyond the hash and equality of a dict's own keys, as in
+# any lookup), and a key that is absent raises KeyError, which ends them: a
+# subscript is much cheaper than ``.get()``, and the full rules word the gap.
+# They run once per option, so they read ``type`` and the types they test
+# through local names, which CPython reads faster than globals.
 # ---------------------------------------------------------------------------
 
-#: Per question, in order: the question, its options object, the labels by
-#: position (``None`` without options), and whether it is multi-select.
-_IndexEntry = tuple[dict[str, object], object, "dict[str, int] | None", bool]
+#: Per question, in order: the question, its options list (``None`` without the
+#: key), its labels as the keys of a dict (empty without options), and whether
+#: it is multi-select.
+_IndexEntry = tuple[dict[str, object], "list[object] | None", dict[str, None], bool]
 
 
-@dataclass(frozen=True, slots=True)
-class RequestIndex:
-    """What the fast request pass learnt, for the answer pass to reuse."""
-
-    #: The questions list the pass read.
-    questions: list[object]
-    #: One entry per question.
-    entries: list[_IndexEntry]
+#: What the fast request pass learnt, for the answer pass to reuse: the questions
+#: list it read, and one entry per question, by id, in question order. A plain
+#: tuple, made without a Python-level ``__init__``.
+RequestIndex = tuple[list[object], dict[str, _IndexEntry]]
 
 
 # The exact types the fast paths accept, typed as ``type[Any]`` so that the
@@ -591,130 +591,143 @@ _BOOL: Final[type[Any]] = bool
 _SIGNAL: Final[type[Any]] = AbortSignal
 
 
-def _fast_request(request: Any) -> RequestIndex | None:  # noqa: ANN401 - read by type() alone
-    """The index of a plainly well-formed request, or ``None`` to let the full rules decide."""
-    if type(request) is not _DICT:
-        return None
-    questions = request.get("questions")
-    if type(questions) is not _LIST or not questions:
-        return None
-    signal = request.get("signal")
-    if signal is not None and (type(signal) is not _SIGNAL or signal.aborted):
-        return None
-    seen: set[str] = set()
-    entries: list[_IndexEntry] = []
+def fast_request_index(request: object) -> RequestIndex | None:
+    """The index of a plainly well-formed request, or ``None`` to let the full rules decide.
+
+    Accepted means: ``check_request`` passes it whenever a provider is registered.
+    """
+    value: Any = request
     question: Any
-    for question in questions:
-        if type(question) is not _DICT:
+    option: Any
+    type_, dict_, list_, str_ = type, _DICT, _LIST, _STR
+    try:
+        if type_(value) is not dict_:
             return None
-        question_id = question.get("id")
-        text = question.get("question")
-        if (
-            type(question_id) is not _STR
-            or not question_id
-            or question_id in seen
-            or type(text) is not _STR
-            or not text
-        ):
+        questions = value["questions"]
+        if type_(questions) is not list_ or not questions:
             return None
-        seen.add(question_id)
-        if ("header" in question and type(question["header"]) is not _STR) or (
-            "detail" in question and type(question["detail"]) is not _STR
-        ):
-            return None
-        options = question.get("options")
-        labels: dict[str, int] | None = None
-        if options is not None:
-            if type(options) is not _LIST:
+        if "signal" in value:
+            signal = value["signal"]
+            if signal is not None and (type_(signal) is not _SIGNAL or signal.aborted):
                 return None
-            labels = {}
-            for number, option in enumerate(options):
-                if type(option) is not _DICT:
-                    return None
-                label = option.get("label")
-                if type(label) is not _STR or not label or label in labels:
-                    return None
-                if "description" in option and type(option["description"]) is not _STR:
-                    return None
-                labels[label] = number
-        elif "options" in question:
-            return None  # an explicit None: the full rules word it
-        multi = question.get("multiSelect", False)
-        if type(multi) is not _BOOL:
-            return None
-        if "intent" in question:
-            intent = question["intent"]
+        entries: dict[str, _IndexEntry] = {}
+        for question in questions:
+            if type_(question) is not dict_:
+                return None
+            question_id = question["id"]
+            text = question["question"]
             if (
-                type(intent) is not _DICT
-                or type(intent.get("kind")) is not _STR
-                or type(approve := intent.get("approve")) is not _STR
-                or labels is None
-                or approve not in labels
-                or not question.get("detail")
+                type_(question_id) is not str_
+                or type_(text) is not str_
+                or not question_id
+                or not text
             ):
                 return None
-        entries.append((question, options, labels, multi))
-    return RequestIndex(questions, entries)
+            labels: dict[str, None] = {}
+            if "options" in question:
+                options = question["options"]
+                if type_(options) is not list_:
+                    return None
+                for option in options:
+                    if type_(option) is not dict_:
+                        return None
+                    label = option["label"]
+                    if type_(label) is not str_ or not label:
+                        return None
+                    if "description" in option and type_(option["description"]) is not str_:
+                        return None
+                    labels[label] = None
+                if len(labels) != len(options):
+                    return None  # a repeated label
+                known = 3
+            else:
+                options = None
+                known = 2
+            if len(question) == known:  # id, question and perhaps options: nothing optional
+                entries[question_id] = (question, options, labels, False)
+                continue
+            if ("header" in question and type_(question["header"]) is not str_) or (
+                "detail" in question and type_(question["detail"]) is not str_
+            ):
+                return None
+            multi = False
+            if "multiSelect" in question:
+                multi = question["multiSelect"]
+                if type_(multi) is not _BOOL:
+                    return None
+            if "intent" in question:
+                intent = question["intent"]
+                if (
+                    type_(intent) is not dict_
+                    or type_(intent["kind"]) is not str_
+                    or type_(approve := intent["approve"]) is not str_
+                    or approve not in labels
+                    or not question["detail"]
+                ):
+                    return None
+            entries[question_id] = (question, options, labels, multi)
+        if len(entries) != len(questions):
+            return None  # a repeated id
+        return questions, entries
+    except Exception:  # noqa: BLE001 - an absent key or a hostile one: the full rules decide
+        return None
 
 
-def _fast_answer(request: Any, answer: Any, index: RequestIndex) -> bool:  # noqa: ANN401 - as above
+def fast_answer_accepted(request: object, answer: object, index: RequestIndex) -> bool:
     """Whether *answer* plainly keeps every ``MUST`` rule; ``False`` lets the rules decide."""
-    if type(answer) is not _DICT or len(answer) != 1:
-        return False
-    items = answer.get("answers")
-    entries = index.entries
-    if type(items) is not _LIST or len(items) != len(entries):
-        return False
-    # The index is the request as it was checked; if the request's questions or
-    # options are not the same objects any more, the full rules read it again.
-    if type(request) is not _DICT or request.get("questions") is not index.questions:
-        return False
-    for (question, options, labels, multi), item in zip(entries, items, strict=True):
-        if type(item) is not _DICT or question.get("options") is not options:
-            return False
-        item_id = item.get("id")
-        selected = item.get("selected")
-        if type(item_id) is not _STR or item_id != question["id"] or type(selected) is not _LIST:
-            return False
-        has_custom = "custom" in item
-        if len(item) != (3 if has_custom else 2):
-            return False  # a key besides id, selected and custom
-        if has_custom:
-            custom = item["custom"]
-            if type(custom) is not _STR or is_blank(custom):
-                return False
-        if not selected:
-            continue
-        if labels is None:
-            return False
-        if multi:
-            last = -1
-            for label in selected:
-                position = labels.get(label) if type(label) is _STR else None
-                if position is None or position <= last:
-                    return False  # unknown, repeated or out of order: the rules say which
-                last = position
-        elif (
-            has_custom
-            or len(selected) != 1
-            or type(selected[0]) is not _STR
-            or selected[0] not in labels
-        ):
-            return False
-    return True
-
-
-def strict_answer_violations(
-    request: AskUserQuestionRequest, answer: object, index: RequestIndex | None = None
-) -> list[Violation]:
-    """:func:`must_violations`, with the fast path first when *index* is given."""
-    if index is not None and _fast_answer_safely(request, answer, index):
-        return []
-    return must_violations(request, answer)
-
-
-def _fast_answer_safely(request: object, answer: object, index: RequestIndex) -> bool:
+    asked: Any = request
+    given: Any = answer
+    item: Any
+    type_, dict_, list_, str_ = type, _DICT, _LIST, _STR
     try:
-        return _fast_answer(request, answer, index)
-    except Exception:  # noqa: BLE001 - a hostile value: the full rules word it
+        if type_(given) is not dict_ or len(given) != 1:
+            return False
+        items = given["answers"]
+        checked, entries = index
+        if type_(items) is not list_ or len(items) != len(entries):
+            return False
+        # The index is the request as it was checked; if the request's questions or
+        # options are not the same objects any more, the full rules read it again.
+        if type_(asked) is not dict_ or asked["questions"] is not checked:
+            return False
+        # Same lengths, compared above; zip(strict=True) would cost a keyword call.
+        for (question, options, labels, multi), item in zip(entries.values(), items):  # noqa: B905
+            if type_(item) is not dict_:
+                return False
+            item_id = item["id"]
+            selected = item["selected"]
+            if (
+                type_(item_id) is not str_
+                or type_(selected) is not list_
+                or item_id != question["id"]
+            ):
+                return False
+            if options is None:
+                if "options" in question:
+                    return False
+            elif question["options"] is not options:
+                return False
+            if len(item) != 2:  # custom text, or a key besides id, selected and custom
+                custom = item["custom"]
+                if (
+                    len(item) != 3
+                    or type_(custom) is not str_
+                    or is_blank(custom)
+                    or (selected and not multi)  # custom overrides a single choice
+                ):
+                    return False
+            if not selected:
+                continue
+            if multi:
+                for label in selected:
+                    if type_(label) is not str_ or label not in labels:
+                        return False
+                if len(set(selected)) != len(selected):
+                    return False  # a repeated label
+            else:
+                (label,) = selected  # more than one label on a single-select question raises
+                if type_(label) is not str_ or label not in labels:
+                    return False
+        return True
+    except Exception:  # noqa: BLE001 - an absent key or a hostile one: the full rules decide
         return False

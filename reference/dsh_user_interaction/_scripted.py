@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from abc import get_cache_token
 from collections.abc import Awaitable, Callable
-from typing import TypeAlias, final
+from typing import TypeAlias, TypeGuard, final
 
 from ._errors import ErrorCode, UserInteractionError
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest
@@ -45,6 +46,14 @@ __all__ = ["PendingAsk", "Responder", "ScriptedProvider"]
 Responder: TypeAlias = Callable[
     [AskUserQuestionRequest], AskUserQuestionAnswer | Awaitable[AskUserQuestionAnswer]
 ]
+
+#: ``(token, isinstance({}, Awaitable))``, with the ABC cache token it was found under.
+#: For a plain dict ``inspect.isawaitable`` is that ABC check alone (a dict is no
+#: coroutine or generator), and the ABC machinery keeps its answer until its
+#: caches are invalidated, which every registration does and which changes
+#: :func:`abc.get_cache_token`. So the answer is remembered with the token, and
+#: the Python-level ``__instancecheck__`` runs once per token, not once per answer.
+_dict_awaitable: tuple[object, bool] = (None, False)
 
 
 @final
@@ -162,8 +171,11 @@ class ScriptedProvider:
         signal = request.get("signal")
         if signal is not None and signal.aborted:
             raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
-        if self._respond is not None:
-            result = self._respond(request)
+        respond = self._respond
+        if respond is not None:
+            result = respond(request)
+            if _plain_answer(result):
+                return result
             if inspect.isawaitable(result):
                 return await result
             return result
@@ -205,3 +217,20 @@ class ScriptedProvider:
 
 def _noop() -> None:
     return None
+
+
+def _plain_answer(result: object) -> TypeGuard[AskUserQuestionAnswer]:
+    """Whether *result* is a plain dict that ``inspect.isawaitable`` would not await.
+
+    Said without the ABC check while the ABC cache token is the one its verdict
+    was found under (see ``_dict_awaitable``).
+    """
+    global _dict_awaitable  # noqa: PLW0603 - one tuple, replaced whole, so readers never see half
+    if type(result) is not dict:
+        return False
+    token = get_cache_token()
+    known, awaitable = _dict_awaitable
+    if known != token:
+        awaitable = isinstance(result, Awaitable)
+        _dict_awaitable = (token, awaitable)
+    return not awaitable

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import final
 
-from ._checks import bad_answer, checked_request, strict_answer_violations
+from ._checks import bad_answer, checked_request, fast_answer_accepted, must_violations
 from ._errors import MESSAGES, ErrorCode, UserInteractionError
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
 
@@ -102,11 +102,10 @@ class Registration:
 class _Call:
     """One pending ``ask()``: who runs it and whether it was interrupted."""
 
-    __slots__ = ("cancelled", "interrupt", "loop", "registration", "settled", "task")
+    __slots__ = ("cancelled", "interrupt", "registration", "settled", "task")
 
     def __init__(self, task: asyncio.Task[object], registration: Registration) -> None:
         self.task = task
-        self.loop = task.get_loop()
         self.registration = registration
         #: Why the service interrupts this call, once it does.
         self.interrupt: ErrorCode | None = None
@@ -118,9 +117,10 @@ class _Call:
         if self.settled or self.interrupt is not None:
             return
         self.interrupt = code
-        if asyncio.current_task(self.loop) is self.task:
+        loop = self.task.get_loop()
+        if asyncio.current_task(loop) is self.task:
             # Rule 3: we are inside the caller's own step; land it later.
-            self.loop.call_soon(self._cancel)
+            loop.call_soon(self._cancel)
         else:
             self._cancel()
 
@@ -222,12 +222,12 @@ class UserInteractionService:
         remove = (
             signal.add_listener(lambda _signal: call.stop(ErrorCode.ASK_ABORTED))
             if signal is not None
-            else _noop
+            else None
         )
         self._calls.add(call)
         baseline = task.cancelling()
         try:
-            answer = await registration.provider.ask(request)
+            answer = await registration._provider.ask(request)  # noqa: SLF001 - this module's class
         except asyncio.CancelledError:
             call.settled = True
             if not _take_back(call, task, baseline):
@@ -247,20 +247,23 @@ class UserInteractionService:
             raise
         else:
             call.settled = True
-            if not _take_back(call, task, baseline):
-                # The provider swallowed the caller's cancellation and answered:
-                # the caller asked to stop, so the cancellation wins (SVC-CANCEL-1).
-                raise asyncio.CancelledError
-            if call.cancelled and call.interrupt is not None:
-                # Rule 4: it swallowed the interrupt and answered late. Note: the
-                # answer loses, but stays on the error, so it is never dropped.
-                raise UserInteractionError.of(call.interrupt, answer=answer)
+            # Nobody cancelled the task during the call (the common case) or somebody did.
+            if call.cancelled or task.cancelling() > baseline:
+                if not _take_back(call, task, baseline):
+                    # The provider swallowed the caller's cancellation and answered:
+                    # the caller asked to stop, so the cancellation wins (SVC-CANCEL-1).
+                    raise asyncio.CancelledError
+                if call.cancelled and call.interrupt is not None:
+                    # Rule 4: it swallowed the interrupt and answered late. Note: the
+                    # answer loses, but stays on the error, so it is never dropped.
+                    raise UserInteractionError.of(call.interrupt, answer=answer)
         finally:
-            remove()
+            if remove is not None:
+                remove()
             self._calls.discard(call)
         # Note: the original never checks answers; a strict service does (SVC-STRICT-1).
-        if self._strict:
-            violations = strict_answer_violations(request, answer, index)
+        if self._strict and (index is None or not fast_answer_accepted(request, answer, index)):
+            violations = must_violations(request, answer)
             if violations:
                 raise bad_answer(answer, violations)
         return answer
@@ -270,10 +273,6 @@ class UserInteractionService:
             f"<UserInteractionService strict={self._strict} provider={self.provider!r}"
             f" pending={len(self._calls)}>"
         )
-
-
-def _noop() -> None:
-    return None
 
 
 def _take_back(call: _Call, task: asyncio.Task[object], baseline: int) -> bool:

@@ -62,6 +62,166 @@ def answer_to(request: Mapping[str, Any]) -> dict[str, Any]:
 
 def request_ok(request: object) -> bool:
     """Whether ``check_request(request)`` would pass (a provider being registered)."""
+    try:
+        verdict = _plain_request_ok(request)
+    except Exception:  # noqa: BLE001 - a request that cannot be read is a BAD_REQUEST
+        return False
+    return _request_ok(request) if verdict is None else verdict
+
+
+def answer_ok(request: Mapping[str, Any], answer: object) -> bool:
+    """Whether *answer* keeps every ``MUST`` answer rule for a well-formed *request*."""
+    try:
+        verdict = _plain_answer_ok(request, answer)
+        return _answer_ok(request, answer) if verdict is None else verdict
+    except Exception:  # noqa: BLE001 - ANS-SHAPE-1: an answer that cannot be read is broken
+        return False
+
+
+# The common case first: plain dicts, lists and strings, tested by exact type,
+# through local names (what runs per option), with required keys read by
+# subscript (an absent one raises KeyError: rejected, as by the reference).
+# ``None`` hands anything else to the general case below.
+
+
+def _plain_request_ok(request: Any) -> bool | None:
+    type_, dict_, list_, str_ = type, dict, list, str
+    if type_(request) is not dict_:
+        return None
+    questions = request["questions"]
+    if type_(questions) is not list_:
+        return None
+    # REQ-SIGNAL-1, SVC-ORDER-1, SVC-ORDER-2
+    if "signal" in request:
+        signal = request["signal"]
+        if signal is not None and (type_(signal) is not AbortSignal or signal.aborted):
+            return False
+    if not questions:
+        return False
+    ids: dict[str, None] = {}
+    for question in questions:
+        # REQ-ITEM-1, REQ-ID-1, REQ-TEXT-1
+        if type_(question) is not dict_:
+            return None
+        question_id = question["id"]
+        text = question["question"]
+        if type_(question_id) is not str_ or type_(text) is not str_:
+            return None
+        if not question_id or not text:
+            return False
+        ids[question_id] = None
+        # REQ-OPTIONS-1, REQ-OPTIONS-2, REQ-OPTIONS-3
+        labels: dict[str, None] = {}
+        if "options" in question:
+            options = question["options"]
+            if type_(options) is not list_:
+                return None
+            for option in options:
+                if type_(option) is not dict_:
+                    return None
+                label = option["label"]
+                if type_(label) is not str_:
+                    return None
+                if not label:
+                    return False
+                if "description" in option and not isinstance(option["description"], str_):
+                    return False
+                labels[label] = None
+            if len(labels) != len(options):
+                return False
+            known = 3
+        else:
+            known = 2
+        if len(question) == known:  # nothing optional
+            continue
+        # REQ-HEADER-1, REQ-DETAIL-1, REQ-MULTI-1
+        if (
+            ("header" in question and not isinstance(question["header"], str_))
+            or ("detail" in question and not isinstance(question["detail"], str_))
+            or ("multiSelect" in question and type_(question["multiSelect"]) is not bool)
+        ):
+            return False
+        if "intent" in question:
+            intent = question["intent"]
+            # REQ-INTENT-1
+            if type_(intent) is not dict_:
+                return None
+            approve = intent.get("approve")
+            if not isinstance(intent.get("kind"), str_) or not isinstance(approve, str_):
+                return False
+            # INT-APPROVE-1, INT-DETAIL-1
+            if approve not in labels or not question.get("detail"):
+                return False
+    # REQ-ID-2
+    return len(ids) == len(questions)
+
+
+def _plain_answer_ok(request: Mapping[str, Any], answer: Any) -> bool | None:
+    type_, dict_, list_, str_ = type, dict, list, str
+    # ANS-SHAPE-1, ANS-KEYS-1
+    if type_(answer) is not dict_:
+        return None
+    items = answer["answers"]
+    if type_(items) is not list_:
+        return None
+    if len(answer) != 1:
+        return False
+    questions = request["questions"]
+    # ANS-COUNT-1
+    if len(items) != len(questions):
+        return False
+    for question, item in zip(questions, items, strict=True):
+        if type_(item) is not dict_:
+            return None
+        # ANS-ORDER-1, ANS-SEL-1
+        item_id = item["id"]
+        selected = item["selected"]
+        if type_(item_id) is not str_ or type_(selected) is not list_:
+            return None
+        if item_id != question["id"]:
+            return False
+        # ANS-KEYS-1: id and selected are there, so only custom may be added.
+        size = len(item)
+        has_custom = size == 3 and "custom" in item
+        if size != 2 and not has_custom:
+            return False
+        if selected:
+            options = question.get("options") or ()
+            if question.get("multiSelect") is not True:
+                # ANS-SINGLE-1, ANS-SINGLE-2
+                if len(selected) != 1 or has_custom:
+                    return False
+                # ANS-SEL-1, ANS-SEL-3
+                label = selected[0]
+                if type_(label) is not str_:
+                    return None
+                for option in options:
+                    if option["label"] == label:
+                        break
+                else:
+                    return False
+            else:
+                offered = {option["label"] for option in options}
+                for label in selected:
+                    if type_(label) is not str_:
+                        return None
+                    if label not in offered:
+                        return False
+                # ANS-SEL-2
+                if len(set(selected)) != len(selected):
+                    return False
+        # ANS-CUSTOM-1
+        if has_custom:
+            custom = item["custom"]
+            if type_(custom) is not str_:
+                return None
+            if not custom.strip(_JS_WHITESPACE):
+                return False
+    return True
+
+
+def _request_ok(request: object) -> bool:
+    """The general case: any mapping, list or tuple."""
     if type(request) is not dict and not isinstance(request, Mapping):
         return False
     signal = request.get("signal")
@@ -124,15 +284,8 @@ def request_ok(request: object) -> bool:
     return True
 
 
-def answer_ok(request: Mapping[str, Any], answer: object) -> bool:
-    """Whether *answer* keeps every ``MUST`` answer rule for a well-formed *request*."""
-    try:
-        return _answer_ok(request, answer)
-    except Exception:  # noqa: BLE001 - ANS-SHAPE-1: an answer that cannot be read is broken
-        return False
-
-
 def _answer_ok(request: Mapping[str, Any], answer: object) -> bool:
+    """The general case: any mapping."""
     # ANS-SHAPE-1, ANS-KEYS-1
     if type(answer) is not dict and not isinstance(answer, Mapping):
         return False

@@ -35,6 +35,7 @@ __all__ = [
     "msgspec_typeddict",
     "pydantic_list",
     "pydantic_list_with_answer",
+    "pydantic_models_with_answer",
     "pydantic_reference",
 ]
 
@@ -78,6 +79,43 @@ class NaturalAnswer(TypedDict):
     answers: Required[list[NaturalAnswerItem]]
 
 
+# --- pydantic models, the other way its users write it ----------------------------------
+
+
+class OptionModel(pydantic.BaseModel):
+    label: str
+    description: str | None = None
+
+
+class IntentModel(pydantic.BaseModel):
+    kind: str
+    approve: str
+
+
+class QuestionModel(pydantic.BaseModel):
+    id: str
+    question: str
+    detail: str | None = None
+    header: str | None = None
+    options: list[OptionModel] | None = None
+    multiSelect: bool = False
+    intent: IntentModel | None = None
+
+
+class RequestModel(pydantic.BaseModel):
+    questions: list[QuestionModel]
+
+
+class AnswerItemModel(pydantic.BaseModel):
+    id: str
+    selected: list[str]
+    custom: str | None = None
+
+
+class AnswerModel(pydantic.BaseModel):
+    answers: list[AnswerItemModel]
+
+
 # --- msgspec Structs; UNSET marks a key that may be absent -----------------------------
 
 
@@ -119,6 +157,18 @@ def pydantic_list_with_answer() -> Callable[[Any, Any], object]:
     """The request and the answer, each with its own ``TypeAdapter``."""
     request = pydantic.TypeAdapter(NaturalRequest).validate_python
     answer = pydantic.TypeAdapter(NaturalAnswer).validate_python
+
+    def both(request_value: Any, answer_value: Any) -> object:
+        request(request_value)
+        return answer(answer_value)
+
+    return both
+
+
+def pydantic_models_with_answer() -> Callable[[Any, Any], object]:
+    """``RequestModel.model_validate`` and ``AnswerModel.model_validate``: model instances."""
+    request = RequestModel.model_validate
+    answer = AnswerModel.model_validate
 
     def both(request_value: Any, answer_value: Any) -> object:
         request(request_value)
@@ -225,9 +275,16 @@ ANCHORS: dict[str, Anchor] = {
         f"{_TYPES_ONLY}; empty questions; the signal; the answer",
     ),
     "pydantic-list req+answer": Anchor(
-        "pydantic-list, then the answer's types and required keys",
-        f"{_TYPES_ONLY}; answer order, count, labels offered, duplicates, single-select, "
-        "blank custom, unknown keys",
+        "pydantic-list, then the answer's types and required keys (its own TypeAdapter); "
+        "builds a copy of both",
+        f"{_TYPES_ONLY}; empty questions; the signal; the answer's order and count, the "
+        "labels offered, repeated labels, one label on a single-select question, custom "
+        "text with a choice or blank, unknown keys (dropped, not refused)",
+    ),
+    "pydantic-models req+answer": Anchor(
+        "as pydantic-list req+answer, with BaseModel classes (None allowed where a key "
+        "may be absent); builds model instances",
+        "as pydantic-list req+answer; also accepts null for an optional key",
     ),
     "pydantic-reference": Anchor(
         "as pydantic-list, on the reference's Sequence-typed generic TypedDict "

@@ -126,17 +126,26 @@ def sync_raising() -> _SyncRaising:
 class _ThreadLeaking:
     """A provider that starts a thread per ask and never stops it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, daemon: bool = True) -> None:
         self.scripted = ScriptedProvider()
+        self.daemon = daemon
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-        threading.Thread(target=time.sleep, args=(30,), name="leaky-poller", daemon=True).start()
+        threading.Thread(
+            target=time.sleep, args=(30,), name="leaky-poller", daemon=self.daemon
+        ).start()
         return await self.scripted.ask(request)
 
 
 def thread_leaking() -> Subject:
     """A provider that leaves a thread running after every ask (PRV-LEAK-1)."""
     provider = _ThreadLeaking()
+    return Subject(provider=provider, driver=ScriptedDriver(provider.scripted), name="leaking")
+
+
+def non_daemon_thread_leaking() -> Subject:
+    """The same, with threads that are not daemons: an interpreter's exit would wait for them."""
+    provider = _ThreadLeaking(daemon=False)
     return Subject(provider=provider, driver=ScriptedDriver(provider.scripted), name="leaking")
 
 

@@ -13,6 +13,7 @@ import math
 import os
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any, NoReturn, TextIO, cast
 import dsh_user_interaction
 from dsh_user_interaction.extra.stdio import ChildFailed
 
-from . import _engine, _harness
+from . import _engine, _harness, _loop
 from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
 from ._registry import requirements
 from ._runner import Report, RequirementResult, check_baseline, factory_name, run_suite
@@ -376,10 +377,19 @@ def _watchdog(patience: float) -> None:
 
 
 def _exit(status: int) -> NoReturn:
-    """Exit at once: a subject's thread that never ends must not hang the exit."""
+    """Exit with *status*; at once only when something of a subject is still running.
+
+    A plain exit runs the interpreter's exit handlers (so ``python -m
+    cProfile -o OUT -m dsh_user_interaction_conformance`` writes its
+    profile); a thread a subject left behind, or a loop the suite gave up
+    on, would hang or crash that exit, so then the process ends at once.
+    """
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(status)
+    main = threading.main_thread()
+    if any(t is not main and t.is_alive() for t in threading.enumerate()) or _loop.abandoned():
+        os._exit(status)
+    sys.exit(status)
 
 
 def run() -> NoReturn:

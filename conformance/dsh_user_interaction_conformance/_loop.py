@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-__all__ = ["LoopResult", "run_bounded"]
+__all__ = ["LoopResult", "abandoned", "run_bounded"]
 
 #: Loops given up on, with their stubborn tasks; kept so that those are never
 #: garbage-collected while pending.
@@ -276,3 +276,8 @@ def _forget_at_exit(executor: ThreadPoolExecutor) -> None:
     registry = cast("MutableMapping[object, object]", queues)
     for worker in list(getattr(executor, "_threads", ())):
         registry.pop(worker, None)
+
+
+def abandoned() -> bool:
+    """Whether this process gave up on an example's loop (its tasks or thread may still run)."""
+    return bool(_ABANDONED)

@@ -46,7 +46,7 @@ nitpick_ignore = [
     ("py:class", "dsh_user_interaction._types.AgentT_co"),
 ] + [
     ("py:class", f"dsh_user_interaction_conformance._engine.{name}")
-    for name in ("Draws", "Setup", "Scenario", "FailureRecord")
+    for name in ("Draws", "Setup", "Scenario", "FailureRecord", "StallRecord")
 ]
 nitpick_ignore_regex = [
     (

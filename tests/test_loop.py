@@ -4,13 +4,37 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
+import threading
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dsh_user_interaction_conformance._loop import LoopResult, run_bounded
+from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest
+from dsh_user_interaction_conformance import (
+    HarnessSubjects,
+    Report,
+    Subject,
+    SubjectFactory,
+    _harness,
+    _loop,
+    reference_subject,
+    run_suite,
+)
+from dsh_user_interaction_conformance._loop import (
+    LoopResult,
+    Stall,
+    _LoopClock,
+    run_bounded,
+    thread_times,
+)
+
+from .gallery.providers import sleeping_subject, spinning_subject
+
+ROOT = Path(__file__).resolve().parents[1]
 
 LIMIT = 0.5
 BOUND = 0.1
@@ -98,7 +122,10 @@ def test_every_hostile_scenario_ends_in_bounded_time_and_says_why(
     assert result.abandoned is abandoned
     assert bool(result.leftovers) is leftovers
     if abandoned:
+        # Measured up to the moment it was given up, and, asleep, it waited for no CPU.
         assert result.stall > LIMIT
+        assert result.longest is not None
+        assert result.longest.judged(BOUND) in {"blocked", None}
 
 
 def test_a_blocking_call_is_measured_as_a_stall() -> None:
@@ -117,3 +144,307 @@ def test_unretrieved_errors_are_kept_off_the_log() -> None:
     result, _ = _run(_orphans_an_error)
     gc.collect()
     assert result.loop_errors == ["Task exception was never retrieved"]
+
+
+# -- stalls: a blocked loop, never a busy machine ----------------------------
+
+LINUX = sys.platform == "linux" and thread_times(threading.get_native_id()) is not None
+linux_only = pytest.mark.skipif(not LINUX, reason="reads /proc/self/task/<tid>/schedstat")
+#: The stall limit at the default bound.
+STALL_LIMIT = 0.28
+
+
+def _spin(seconds: float) -> None:
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+
+
+def test_a_stall_is_judged_by_the_part_not_spent_waiting_for_a_cpu() -> None:
+    """Blocked when more than the limit was on a CPU or asleep; starved when it was waiting."""
+    assert Stall(0.62, on_cpu=0.01, waiting=0.02).judged(STALL_LIMIT) == "blocked"
+    assert Stall(0.62, on_cpu=0.55, waiting=0.05).judged(STALL_LIMIT) == "blocked"
+    assert Stall(2.3, on_cpu=0.18, waiting=2.16).judged(STALL_LIMIT) == "starved"
+    # A garbage collection is the interpreter's, not the subject's.
+    assert Stall(0.62, on_cpu=0.55, waiting=0.02, collecting=0.45).judged(STALL_LIMIT) == "starved"
+    # Without the waiting time, a stretch on the CPU still tells; a sleep cannot.
+    assert Stall(0.62, on_cpu=0.5).judged(STALL_LIMIT) == "blocked"
+    assert Stall(0.62, on_cpu=0.5, collecting=0.4).judged(STALL_LIMIT) is None
+    assert Stall(0.62, on_cpu=0.01).judged(STALL_LIMIT) is None
+    assert Stall(0.62).judged(STALL_LIMIT) is None
+
+
+def test_garbage_collection_on_the_loop_is_timed_apart() -> None:
+    """A collection run by the loop's thread shows in the stall as ``collecting``."""
+
+    async def collects() -> None:
+        await asyncio.sleep(0.03)
+        garbage: list[object] = []
+        for _ in range(200_000):
+            cycle: list[object] = []
+            cycle.append(cycle)
+            garbage.append(cycle)
+        del garbage
+        gc.collect()
+        await asyncio.sleep(0.03)
+
+    result = run_bounded(collects, teardown=_nothing, limit=5.0, bound=1.0)
+    longest = result.longest
+    assert longest is not None
+    assert longest.collecting is not None
+    assert longest.on_cpu is not None
+    assert 0 < longest.collecting <= longest.on_cpu
+
+
+@linux_only
+@pytest.mark.parametrize("how", ["sleep", "spin"])
+def test_a_stretch_of_three_tenths_of_a_second_is_over_the_limit(how: str) -> None:
+    """A 0.3 s sleep or 0.3 s of CPU in one callback is judged blocked at the default limit."""
+
+    async def blocks() -> None:
+        await asyncio.sleep(0.05)
+        if how == "sleep":
+            time.sleep(0.3)  # noqa: ASYNC251 - the flaw under test
+        else:
+            _spin(0.3)
+        await asyncio.sleep(0.05)
+
+    result = run_bounded(blocks, teardown=_nothing, limit=5.0, bound=1.0)
+    worst = result.worst
+    assert worst is not None
+    assert worst.blocked is not None
+    assert worst.blocked > STALL_LIMIT
+    assert worst.judged(STALL_LIMIT) == "blocked"
+    assert worst.on_cpu is not None
+    if how == "spin":
+        assert worst.on_cpu > STALL_LIMIT
+    else:
+        assert worst.on_cpu < 0.1
+
+
+@linux_only
+def test_short_stretches_on_a_cpu_are_no_stall() -> None:
+    """Callbacks of 0.1 s of CPU each, back to back, leave no stall over the limit."""
+
+    async def computes() -> None:
+        for _ in range(4):
+            _spin(0.1)
+            await asyncio.sleep(0)
+
+    result = run_bounded(computes, teardown=_nothing, limit=5.0, bound=1.0)
+    assert result.worst is not None
+    assert result.worst.blocked is not None
+    assert result.worst.blocked < STALL_LIMIT
+
+
+def test_the_loop_clock_leaves_out_the_time_its_thread_waited_for_a_cpu() -> None:
+    """The loop's time() is monotonic time less the waiting its thread's clock reports."""
+
+    class Waits:
+        waited = 0.0
+
+        def waiting(self) -> float:
+            return self.waited
+
+    fake = Waits()
+    clock = _LoopClock(fake)  # type: ignore[arg-type] # a stand-in with the one method used
+    started, first = time.monotonic(), clock()
+    fake.waited = 0.2
+    time.sleep(0.002)
+    # Waiting longer than the time that passed holds the clock; it never goes back.
+    assert clock() == first
+    time.sleep(0.3)
+    elapsed = time.monotonic() - started
+    assert abs(clock() - first - (elapsed - 0.2)) < 0.01
+
+
+# -- stalls, judged by the engine ----------------------------------------------
+
+
+def _loop_verdicts(
+    factory: SubjectFactory, bound: float = 1.0
+) -> tuple[Report, list[dict[str, Any]]]:
+    report = run_suite(
+        subject_factory=factory, kinds=["provider"], only=["provider-answers"],
+        profile="quick", seed=1, shrink=False, bound=bound,
+    )  # fmt: skip
+    stalls = [stall for check in report.as_dict()["checks"] for stall in check["stalls"]]
+    return report, stalls
+
+
+def _status(report: Report) -> dict[str, str]:
+    return {r.requirement.id: r.status for r in report.results}
+
+
+@linux_only
+@pytest.mark.parametrize("factory", [sleeping_subject(0.3), spinning_subject(0.3)])
+def test_a_provider_that_blocks_for_three_tenths_of_a_second_fails_at_the_default_bound(
+    factory: Callable[[], Subject],
+) -> None:
+    """A 0.3 s sleep, or 0.3 s of CPU, inside ask() fails PRV-LOOP-1; the report says why."""
+    report, stalls = _loop_verdicts(factory)
+    assert _status(report)["PRV-LOOP-1"] == "failed"
+    message = next(r.message for r in report.results if r.requirement.id == "PRV-LOOP-1")
+    assert "the event loop was blocked for" in message
+    assert "scheduler's statistics" in message
+    blocked = [s for s in stalls if s["judged"] == "blocked"]
+    assert blocked
+    assert blocked[0]["by"] == "schedstat"
+    assert blocked[0]["where"] == "loop"
+    assert blocked[0]["stall"] - blocked[0]["waiting"] > STALL_LIMIT
+
+
+@pytest.mark.slow
+@linux_only
+def test_a_provider_that_computes_a_tenth_of_a_second_at_a_time_passes() -> None:
+    """CPU-bound stretches well under the limit are no blocked loop."""
+    report, stalls = _loop_verdicts(spinning_subject(0.1))
+    assert report.ok
+    assert not [s for s in stalls if s["judged"] == "blocked"]
+
+
+#: Seconds the fake scheduler says the loop's thread waited for a CPU (see ``starved``).
+_FAKE_WAITING = [0.0]
+
+
+def _starved_subject() -> Subject:
+    """Stalls its loop 0.25 s in every ask(), all of it, as the scheduler reports, waiting."""
+
+    class Starved(ScriptedLike):
+        def stall(self) -> None:
+            time.sleep(0.25)
+            _FAKE_WAITING[0] += 0.25
+
+    return Starved.subject()
+
+
+class ScriptedLike:
+    """A correct provider whose ask() first stalls the loop in a way ``stall`` chooses."""
+
+    def stall(self) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def subject(cls) -> Subject:
+        inner = reference_subject()
+        stalls = cls()
+
+        class Provider:
+            async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+                stalls.stall()
+                return await inner.provider.ask(request)
+
+        return Subject(Provider(), inner.driver, name="stalling", aclose=inner.aclose)
+
+
+@pytest.fixture
+def starved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scheduler (faked) reports the subject's stalls as time waiting for a CPU."""
+    real = _loop._ThreadClock.waiting
+
+    def waiting(self: Any) -> float | None:
+        found = real(self)
+        return None if found is None else found + _FAKE_WAITING[0]
+
+    monkeypatch.setattr(_loop._ThreadClock, "waiting", waiting)
+
+
+@linux_only
+@pytest.mark.usefixtures("starved")
+def test_a_stall_spent_waiting_for_a_cpu_fails_nothing_and_stops_nothing() -> None:
+    """Starvation is recorded as such, and every requirement is still judged."""
+    report, stalls = _loop_verdicts(_starved_subject, bound=0.2)
+    assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.fails_run]
+    assert _status(report)["PRV-LOOP-1"] == "passed"
+    assert not [r for r in report.results if r.status == "untested"]
+    assert stalls
+    assert {(s["judged"], s["by"]) for s in stalls} == {("starved", "schedstat")}
+    assert all(s["waiting"] >= 0.25 for s in stalls)
+
+
+@pytest.fixture
+def without_schedstat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a system without scheduler statistics (macOS, Windows)."""
+
+    def nothing(_what: object) -> None:
+        return None
+
+    monkeypatch.setattr(_loop._ThreadClock, "waiting", nothing)
+    monkeypatch.setattr(_loop, "thread_times", nothing)
+
+
+@pytest.mark.usefixtures("without_schedstat")
+def test_without_schedstat_a_stall_is_confirmed_by_a_second_run() -> None:
+    """A provider that sleeps in every ask() is blocked again when the example runs again."""
+    report, stalls = _loop_verdicts(sleeping_subject(0.3), bound=0.2)
+    assert _status(report)["PRV-LOOP-1"] == "failed"
+    assert {(s["judged"], s["by"]) for s in stalls} == {("blocked", "second-run")}
+    message = next(r.message for r in report.results if r.requirement.id == "PRV-LOOP-1")
+    assert "ran a second time" in message
+
+
+@pytest.mark.usefixtures("without_schedstat")
+def test_without_schedstat_a_stall_that_does_not_recur_is_starvation() -> None:
+    """A stall that the same example does not repeat fails nothing."""
+    first = [True]
+
+    class Once(ScriptedLike):
+        def stall(self) -> None:
+            if first[0]:
+                first[0] = False
+                time.sleep(0.3)
+
+    report, stalls = _loop_verdicts(Once.subject, bound=0.2)
+    assert report.ok
+    assert [(s["judged"], s["by"]) for s in stalls] == [("starved", "second-run")]
+
+
+@pytest.mark.usefixtures("without_schedstat")
+def test_without_schedstat_a_stretch_on_the_cpu_needs_no_second_run() -> None:
+    """The loop thread's own CPU time shows a CPU-bound stretch anywhere."""
+    report, stalls = _loop_verdicts(spinning_subject(0.3), bound=0.2)
+    assert _status(report)["PRV-LOOP-1"] == "failed"
+    assert {(s["judged"], s["by"]) for s in stalls} == {("blocked", "cpu-time")}
+
+
+# -- stalls through the harness --------------------------------------------------
+
+
+def _child(target: str) -> HarnessSubjects:
+    command = [sys.executable, "-m", "dsh_user_interaction_conformance.child"]
+    return HarnessSubjects([*command, "--provider", target], cwd=str(ROOT))
+
+
+@linux_only
+def test_a_child_that_blocks_its_loop_fails_by_its_pings() -> None:
+    """Pings a child answers late because it sleeps are judged blocked, by schedstat."""
+    child = _child("tests.gallery.providers:SLEEPS_HALF_A_SECOND")
+    try:
+        report, stalls = _loop_verdicts(child, bound=0.2)
+    finally:
+        child.close()
+    assert _status(report)["PRV-LOOP-1"] == "failed"
+    message = next(r.message for r in report.results if r.requirement.id == "PRV-LOOP-1")
+    assert "its event loop was blocked" in message
+    pings = [s for s in stalls if s["where"] == "ping"]
+    assert pings
+    assert (pings[0]["judged"], pings[0]["by"]) == ("blocked", "schedstat")
+
+
+@pytest.mark.slow
+@linux_only
+def test_a_late_ping_spent_waiting_for_a_cpu_is_starvation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the processes on a ping's path waited for a CPU all along, the child is not at fault."""
+
+    def always_waiting(_probe: object) -> Callable[[], float]:
+        return lambda: 3600.0
+
+    monkeypatch.setattr(_harness._PathProbe, "__call__", always_waiting)
+    child = _child("tests.gallery.providers:SLEEPS_HALF_A_SECOND")
+    try:
+        report, stalls = _loop_verdicts(child, bound=0.2)
+    finally:
+        child.close()
+    assert _status(report)["PRV-LOOP-1"] == "passed"
+    assert report.ok
+    assert {(s["where"], s["judged"]) for s in stalls} == {("ping", "starved")}

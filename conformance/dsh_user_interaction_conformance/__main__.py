@@ -231,6 +231,14 @@ class _Printer:
             f"{checked if report.binding else ''}"
             f"{seed}, profile {report.profile}, {elapsed:.1f} s\n"
         )
+        stalls = [stall for outcome in report.outcomes for stall in outcome.stalls]
+        starved = [stall for stall in stalls if stall.judged == "starved"]
+        if starved:
+            longest = max(stall.stall.seconds for stall in starved)
+            write(
+                f"stalls: {len(starved)} of {len(stalls)} judged starved (the loop's thread "
+                f"waited for a CPU; up to {longest:.2f} s), which fails nothing\n"
+            )
         others = [r for r in report.results if r.status in {"untested", "skipped"}]
         others += [r for r in report.results if r.status == "expected-failure"]
         for result in others:

@@ -24,6 +24,16 @@ kind's loop requirement, and a task that outlives the example and ignores
 its cancellation is a failure of the kind's leak requirement. Such slow
 failures are not shrunk, and shrinking of any failure stops after a budget.
 
+Rule 3a: a stall is a blocked loop, never a busy machine. A stall longer
+than :attr:`Runtime.stall_limit` fails the loop requirement only when it is
+judged ``blocked``: more than the limit of it was spent on a CPU (outside
+garbage collections) or in a blocking call, by the loop's thread (or,
+through the harness, the child's).
+Where the time spent waiting for a CPU cannot be read (not Linux), a stall
+that is not plainly CPU-bound is confirmed by running the example a second
+time. A stall judged ``starved`` fails nothing and stops nothing; every
+judgement is kept for the report (:class:`StallRecord`).
+
 Rule 4: a set-up error is not a verdict. A factory that raises, or returns
 the wrong kind of object, stops the whole run with :class:`SetupError`.
 """
@@ -48,7 +58,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis.reporting import with_reporter
 
 from ._capabilities import Capabilities
-from ._loop import run_bounded
+from ._loop import Judged, LoopResult, Stall, run_bounded
 from ._registry import requirements
 from ._subject import Remote, Service, Subject
 
@@ -62,6 +72,7 @@ __all__ = [
     "Failure",
     "FailureRecord",
     "SetupError",
+    "StallRecord",
     "check",
 ]
 
@@ -203,6 +214,37 @@ class FailureRecord:
 
 
 @dataclass
+class StallRecord:
+    """How one example's stall was judged (Rule 3a), for the report."""
+
+    check: str
+    #: ``"loop"`` (the example's own event loop) or ``"ping"`` (a child's, through the harness).
+    where: str
+    stall: Stall
+    judged: Judged
+    #: What decided it: ``"schedstat"`` (the time the thread waited for a CPU),
+    #: ``"cpu-time"``, ``"second-run"`` or ``"abandoned"``.
+    by: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form used in reports; times in seconds, ``null`` when unknown."""
+
+        def rounded(value: float | None) -> float | None:
+            return None if value is None else round(value, 3)
+
+        return {
+            "check": self.check,
+            "where": self.where,
+            "stall": rounded(self.stall.seconds),
+            "on_cpu": rounded(self.stall.on_cpu),
+            "waiting": rounded(self.stall.waiting),
+            "collecting": rounded(self.stall.collecting),
+            "judged": self.judged,
+            "by": self.by,
+        }
+
+
+@dataclass
 class CheckOutcome:
     """How one check ended: per requirement, failures and the counts of the clean run."""
 
@@ -217,6 +259,8 @@ class CheckOutcome:
     #: Requirements left unjudged, with the reason (the subject hung too often).
     unjudged: dict[str, str] = field(default_factory=dict[str, str])
     seconds: float = 0.0
+    #: Every stall longer than the stall limit, and how it was judged (Rule 3a).
+    stalls: list[StallRecord] = field(default_factory=list[StallRecord])
 
 
 @dataclass
@@ -241,8 +285,13 @@ class Runtime:
 
     @property
     def stall_limit(self) -> float:
-        """The longest the event loop may go without running: half a second at most."""
-        return min(0.5, self.bound)
+        """The most of a stall the subject's own code may hold the loop: 0.28 s, or the bound.
+
+        Time the loop's thread spent waiting for a CPU does not count (Rule 3a).
+        The heartbeat beats every 10 ms, so a blocking stretch of 0.3 s or
+        more is always over it.
+        """
+        return min(0.28, self.bound)
 
     @property
     def shrink_budget(self) -> float:
@@ -419,6 +468,7 @@ class _Attempt:
     examples: int = 0
     first_failure: float | None = None
     hung: str | None = None
+    stalls: list[StallRecord] = field(default_factory=list[StallRecord])
 
 
 def _settings(runtime: Runtime, examples: int) -> settings:
@@ -484,6 +534,26 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             on_limit=state.freeze_stage,
         )
         state.close()
+
+        def run_again() -> list[tuple[str, Stall, Judged | None]]:
+            """The same example once more, for its stalls only (Rule 3a)."""
+            for hook in on_example:
+                hook(runtime.limit(item.parts) + 5 * runtime.bound)
+            second = Example(item, runtime, attempt.masked)
+
+            async def rerun() -> None:
+                await scenario(second)
+
+            again = run_bounded(
+                rerun,
+                teardown=second.teardown,
+                limit=limit,
+                bound=runtime.bound,
+                on_limit=second.freeze_stage,
+            )
+            second.close()
+            return _stalls(again, second.remotes, runtime.stall_limit)
+
         attempt.examples += 1
         if isinstance(result.error, SetupError):
             raise _SetupAbort(result.error)
@@ -494,20 +564,18 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         for remote in state.remotes:
             found = _findings(remote, LEAK_REQUIREMENT[kind])
             problems.extend(found)
-            # A child whose loop was blocked costs as much as a Python one: not shrunk.
-            slow = slow or any(r == LOOP_REQUIREMENT[kind] for r, _ in found)
             lines = [*lines, "transcript (both directions, oldest first):", *_transcript(remote)]
         if item.kind != "binding" and result.settled:
             state.judged.update((LOOP_REQUIREMENT[kind], LEAK_REQUIREMENT[kind]))
-        if result.stall > runtime.stall_limit:
-            problems.insert(
-                0,
-                (
-                    LOOP_REQUIREMENT[kind],
-                    f"the event loop was blocked for {result.stall:.1f} s "
-                    "(a blocking call, such as time.sleep, instead of an await)",
-                ),
-            )
+        label = f"{item.name}[{case}]" if case else item.name
+        judged = _judge_stalls(
+            _stalls(result, state.remotes, runtime.stall_limit), run_again, label
+        )
+        attempt.stalls.extend(judged)
+        blocked = next((record for record in judged if record.judged == "blocked"), None)
+        if blocked is not None:
+            problems.insert(0, (LOOP_REQUIREMENT[kind], _blocked_message(blocked)))
+            # A blocked loop costs its whole stall again in every further try: not shrunk.
             slow = True
         elif not result.settled:
             requirement, what = state.waiting
@@ -570,6 +638,100 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             raise first.error from None
 
 
+def _stalls(
+    result: LoopResult, remotes: Sequence[Remote], limit: float
+) -> list[tuple[str, Stall, Judged | None]]:
+    """The example's stalls over *limit*, each with its judgement (``None``: unsure).
+
+    One per source: the example's loop, and each child's pings. Of a source's
+    stalls, a blocked one is taken before the longest.
+    """
+    found: list[tuple[str, Stall, Judged | None]] = []
+    sources: list[tuple[str, list[Stall]]] = [
+        ("loop", [s for s in (result.worst, result.longest) if s is not None])
+    ]
+    for remote in remotes:
+        pings: object = getattr(remote, "ping_stalls", None)
+        if callable(pings):
+            try:
+                listed = cast("list[Stall]", pings())
+            except Exception:  # noqa: BLE001 - a proxy's own failure is no stall
+                listed = []
+            sources.append(("ping", listed))
+    for where, stalls in sources:
+        over = [stall for stall in stalls if stall.seconds > limit]
+        if not over:
+            continue
+        judged: list[tuple[Stall, Judged | None]] = [(s, s.judged(limit)) for s in over]
+        blocked = [pair for pair in judged if pair[1] == "blocked"]
+        stall, verdict = blocked[0] if blocked else max(judged, key=lambda pair: pair[0].seconds)
+        if verdict is None and where == "loop" and result.abandoned:
+            # The loop never ran again within every bound of the example.
+            found.append((where, stall, "blocked"))
+        else:
+            found.append((where, stall, verdict))
+    return found
+
+
+def _judge_stalls(
+    found: list[tuple[str, Stall, Judged | None]],
+    run_again: Callable[[], list[tuple[str, Stall, Judged | None]]],
+    label: str,
+) -> list[StallRecord]:
+    """Judge an example's stalls; the unsure ones by running the example again (Rule 3a)."""
+    records: list[StallRecord] = []
+    unsure: list[tuple[str, Stall]] = []
+    for where, stall, verdict in found:
+        if verdict is None:
+            unsure.append((where, stall))
+            continue
+        if stall.waiting is not None:
+            by = "schedstat"
+        elif verdict == "blocked" and where == "loop" and stall.on_cpu is None:
+            by = "abandoned"
+        else:
+            by = "cpu-time"
+        records.append(StallRecord(label, where, stall, verdict, by))
+    if unsure and not any(record.judged == "blocked" for record in records):
+        # Starvation passes; a loop blocked by the subject's own code blocks it again.
+        repeated = any(verdict != "starved" for _, _, verdict in run_again())
+        verdict = "blocked" if repeated else "starved"
+        records.extend(StallRecord(label, w, s, verdict, "second-run") for w, s in unsure)
+    return records
+
+
+def _blocked_message(record: StallRecord) -> str:
+    """Say what a blocked stall was, with the numbers that judged it."""
+    stall = record.stall
+    blocked = stall.blocked if stall.blocked is not None else stall.seconds
+    collecting = stall.collecting or 0.0
+    on_cpu = stall.on_cpu
+    if on_cpu is not None and on_cpu - collecting >= blocked / 2:
+        what = "a CPU-bound stretch that never awaits"
+    else:
+        what = "a blocking call, such as time.sleep, instead of an await"
+    numbers = [f"a stall of {stall.seconds:.2f} s"]
+    if on_cpu is not None:
+        numbers.append(f"{on_cpu:.2f} s of it on a CPU")
+    if collecting >= 0.005:
+        numbers.append(f"{collecting:.2f} s collecting garbage (not counted)")
+    if stall.waiting is not None:
+        numbers.append(f"{stall.waiting:.2f} s waiting for a CPU")
+    how = {
+        "schedstat": "judged by the scheduler's statistics",
+        "cpu-time": "judged by its CPU time",
+        "second-run": "seen again when the example ran a second time",
+        "abandoned": "the loop never ran again",
+    }[record.by]
+    detail = f"{', '.join(numbers)}; {how}"
+    if record.where == "ping":
+        return (
+            f"the child answered a ping only after {stall.seconds:.2f} s, {blocked:.2f} s of it "
+            f"not waiting for a CPU: its event loop was blocked ({what}; {detail})"
+        )
+    return f"the event loop was blocked for {blocked:.2f} s ({what}; {detail})"
+
+
 def _findings(remote: Remote, leak: str) -> list[tuple[str, str]]:
     try:
         return list(remote.findings())
@@ -612,6 +774,7 @@ def run_check(item: Check, runtime: Runtime) -> CheckOutcome:
             attempt = _Attempt(frozenset(masked))
             _run_attempt(item, runtime, case, attempt)
             outcome.examples += attempt.examples
+            outcome.stalls.extend(attempt.stalls)
             for requirement, failure in attempt.failures.items():
                 outcome.failures.setdefault(requirement, failure)
             if attempt.hung is not None:

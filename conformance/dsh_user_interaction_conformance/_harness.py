@@ -5,17 +5,23 @@ behind ``--provider-cmd`` and ``--service-cmd``. Each starts one child at
 construction (before any example runs, so no example starts a thread) and
 opens one fresh subject in it per example. The proxies they return are
 ordinary providers, drivers and services, so every check runs unchanged;
-what a check cannot see across the pipe (a blocked loop in the child, what
-it leaves after ``close``, a synchronous throw) the proxies report through
-:meth:`findings`, and the engine judges it with the example.
+what a check cannot see across the pipe (what it leaves after ``close``, a
+synchronous throw) the proxies report through :meth:`findings`, and the
+engine judges it with the example. A blocked loop in the child shows as a
+late ping reply: the proxies give the engine their pings as stalls
+(:meth:`ping_stalls`), judged by the same rule as a stall in-process, with
+the time the processes on the ping's path waited for a CPU (:class:`_PathProbe`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shlex
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
 from importlib import resources
@@ -35,6 +41,7 @@ from dsh_user_interaction.extra.stdio._values import as_object
 
 from ._behaviour import Behaviour, Dismiss, Nothing, Skip, TypeText
 from ._capabilities import Capabilities
+from ._loop import Stall
 from ._subject import Subject
 
 __all__ = [
@@ -142,24 +149,105 @@ class _Remote:
         self._kind = kind
 
     def findings(self) -> list[tuple[str, str]]:
-        """(requirement, message) pairs the harness found in this example."""
+        """(requirement, message) pairs the harness found in this example.
+
+        A late ping is not among them: see :meth:`ping_stalls`.
+        """
+        return list(self._session.findings)
+
+    def ping_stalls(self) -> list[Stall]:
+        """The longest ping of this example, and the one least explained by waiting for a CPU.
+
+        Each is a :class:`Stall` whose ``waiting`` is the time the child's
+        processes and the suite's pipe threads waited for a CPU during it
+        (``None`` where that cannot be read); the engine judges them.
+        """
         session = self._session
-        found = list(session.findings)
-        limit = min(0.5, session.bound)
-        if session.stall > limit:
-            loop = "PRV-LOOP-1" if self._kind == "provider" else "SVC-LOOP-1"
-            found.append(
-                (
-                    loop,
-                    f"the child answered a ping only after {session.stall:.2f} s: "
-                    "its event loop was blocked",
-                )
-            )
-        return found
+        longest = Stall(session.stall, waiting=session.stall_waiting)
+        seconds, waiting = session.worst_ping
+        worst = Stall(seconds, waiting=waiting)
+        return [longest] if worst == longest else [longest, worst]
 
     def transcript(self) -> list[str]:
         """The messages of this example, both directions, in order (the newest 80)."""
         return list(self._session.transcript)
+
+
+class _PathProbe:
+    """The time the processes on a ping's path waited for a CPU (``Connection.probe``).
+
+    Linux only: the run-queue waits (``schedstat``) of every thread of the
+    child and of its descendants, and of the suite's reader and writer
+    threads for the pipe. Elsewhere every reading is ``None``.
+    """
+
+    #: The most processes and threads read per ping, so a child with many costs little.
+    _MOST = 256
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def __call__(self) -> Callable[[], float | None]:
+        """Start a reading; the function returned gives the seconds waited since."""
+        start = self._waits()
+        if start is None:
+            return lambda: None
+
+        def waited() -> float | None:
+            now = self._waits()
+            if now is None:
+                return None
+            # A thread that started meanwhile waited all its waits in the window.
+            return sum(max(0.0, wait - start.get(key, 0.0)) for key, wait in now.items())
+
+        return waited
+
+    def _waits(self) -> dict[tuple[int, int], float] | None:
+        if sys.platform != "linux":
+            return None
+        link = self._connection.link
+        process = link._process  # noqa: SLF001 - the suite's own link
+        found: dict[tuple[int, int], float] = {}
+        own = os.getpid()
+        for thread in (link._reader, link._writer):  # noqa: SLF001 - the suite's own link
+            tid = thread.native_id
+            if tid is not None:
+                wait = _waiting(f"/proc/{own}/task/{tid}/schedstat")
+                if wait is not None:
+                    found[own, tid] = wait
+        if process is None:
+            return found
+        queue = [process.pid]
+        seen: set[int] = set()
+        while queue and len(found) < self._MOST:
+            pid = queue.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for name in tids[: self._MOST]:
+                wait = _waiting(f"/proc/{pid}/task/{name}/schedstat")
+                if wait is not None:
+                    found[pid, int(name)] = wait
+            path = f"/proc/{pid}/task/{pid}/children"
+            with contextlib.suppress(OSError, ValueError), open(path, "rb") as children:
+                queue.extend(int(child) for child in children.read().split())
+        return found
+
+
+def _waiting(path: str) -> float | None:
+    """The run-queue wait in one ``schedstat`` file, in seconds; ``None`` if unreadable."""
+    try:
+        with open(path, "rb") as file:
+            fields = file.read(128).split()
+    except OSError:
+        return None
+    if len(fields) < 3 or not fields[1].isdigit() or fields[2] == b"0":
+        return None  # unreadable, or "0 0 0": a kernel without scheduler statistics
+    return int(fields[1]) / 1e9
 
 
 class RemoteProvider(_Remote):
@@ -282,6 +370,7 @@ class _Factory:
             cwd=cwd,
             env=env,
         )
+        self.connection.probe = _PathProbe(self.connection)
         try:
             hello = self.connection.connect()
         except BaseException:

@@ -12,12 +12,31 @@ cooperation: a subject that ignores its signal, swallows cancellation in a
 loop, leaves a task that ignores cancellation, or blocks the loop with a
 blocking call costs at most a fixed number of seconds.
 
-Rule 2: the verdict says why. :class:`LoopResult` tells a scenario that did
+Rule 2: the loop's clock runs only while its thread can. On Linux the
+loop's ``time()`` is the monotonic clock less the time the loop's thread has
+spent runnable but waiting for a CPU, so every timed wait of the example
+(the limit, the bound a check allows a subject, a driver's patience) counts
+the time the loop could have run, not the time a busy machine took from it.
+The calling thread's last-resort wait is extended the same way, by three
+times its length at most, so an example still ends in a fixed time.
+
+Rule 3: the verdict says why. :class:`LoopResult` tells a scenario that did
 not finish apart from one that ignored its cancellation, a loop that was
 blocked (measured by a heartbeat the loop schedules itself), and tasks that
 outlived the example and ignored their own cancellation.
 
-Rule 3: nothing is destroyed while pending. A loop whose leftover tasks
+Rule 4: a stall is measured, not yet judged. Each gap between heartbeats
+longer than their interval is a :class:`Stall`: how late the beat ran, and
+what the loop's thread did meanwhile (its CPU time, the CPU time the
+interpreter spent collecting garbage on it, and on Linux the time it was
+runnable but waiting for a CPU, from ``/proc/self/task/<tid>/schedstat``).
+A thread held by its own code is on a CPU or asleep in a blocking call; a
+thread the machine starved is runnable and waiting; a collection's length
+depends on everything the process holds, not on the subject.
+:meth:`Stall.judged` tells them apart where the numbers allow it; the engine
+decides the rest.
+
+Rule 5: nothing is destroyed while pending. A loop whose leftover tasks
 would not end is kept referenced (never closed under them), so the
 interpreter reports no "Task was destroyed but it is pending" later.
 """
@@ -26,19 +45,109 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures.thread
+import gc
+import os
+import sys
 import threading
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, NamedTuple, cast
 
-__all__ = ["LoopResult", "abandoned", "run_bounded"]
+__all__ = ["LoopResult", "Stall", "abandoned", "run_bounded", "thread_times"]
+
+#: How a stall was judged: the subject's own code held the loop, or the loop's
+#: thread waited for a CPU.
+Judged = Literal["blocked", "starved"]
+
+#: Seconds between heartbeats (a quarter of the bound, if that is smaller). A
+#: blocking stretch of *d* seconds shows as a stall of at least *d* minus this.
+BEAT = 0.01
 
 #: Loops given up on, with their stubborn tasks; kept so that those are never
 #: garbage-collected while pending.
 _ABANDONED: list[tuple[asyncio.AbstractEventLoop, set[asyncio.Task[Any]]]] = []
+
+
+def thread_times(tid: int) -> tuple[float, float] | None:
+    """Thread *tid*'s CPU time and its time runnable but waiting for a CPU, in seconds.
+
+    Read from ``/proc/self/task/<tid>/schedstat``; ``None`` where that is not
+    available (not Linux, no ``/proc``, a kernel without scheduler
+    statistics), or the thread is gone.
+    """
+    if sys.platform != "linux":
+        return None
+    try:
+        fd = os.open(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return _parse_schedstat(os.read(fd, 128))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _parse_schedstat(text: bytes) -> tuple[float, float] | None:
+    fields = text.split()
+    if len(fields) < 3 or not all(field.isdigit() for field in fields[:3]):
+        return None
+    on_cpu, waiting, slices = (int(field) for field in fields[:3])
+    if not slices:
+        # A kernel without scheduler statistics reports "0 0 0"; a running
+        # thread has had one slice at least (its CPU time may not show yet).
+        return None
+    return on_cpu / 1e9, waiting / 1e9
+
+
+@dataclass(frozen=True)
+class Stall:
+    """A stretch in which the event loop did not run, and what its thread did meanwhile."""
+
+    #: How late the loop ran its heartbeat (or the child answered a ping), in seconds.
+    seconds: float
+    #: The loop thread's CPU time in that stretch, when known.
+    on_cpu: float | None = None
+    #: The time it was runnable but waiting for a CPU (Linux), when known.
+    waiting: float | None = None
+    #: Of its CPU time, what the interpreter spent collecting garbage, when known.
+    collecting: float | None = None
+
+    @property
+    def blocked(self) -> float | None:
+        """The part of the stall the loop's own code held it; ``None`` when unknown.
+
+        A thread held by its own code is on a CPU (a CPU-bound stretch) or
+        asleep in a blocking call (``time.sleep``, a blocking read); either
+        way it is not waiting for a CPU. Garbage collection is left out too.
+        """
+        if self.waiting is None:
+            return None
+        return max(0.0, self.seconds - self.waiting - (self.collecting or 0.0))
+
+    def judged(self, limit: float) -> Judged | None:
+        """``blocked`` or ``starved`` for a stall longer than *limit*; ``None`` when unsure.
+
+        Blocked when more than *limit* of it was the loop's own (not spent
+        waiting for a CPU, nor collecting garbage), or (without the waiting
+        time) when the thread spent more than *limit* on a CPU outside
+        collections. Without either, only a second run can tell.
+        """
+        blocked = self.blocked
+        if blocked is not None:
+            return "blocked" if blocked > limit else "starved"
+        if self.on_cpu is not None and self.on_cpu - (self.collecting or 0.0) > limit:
+            return "blocked"
+        return None
+
+    def key(self) -> float:
+        """What makes one stall worse than another: its blocked part, where known."""
+        blocked = self.blocked
+        return self.seconds if blocked is None else blocked
 
 
 @dataclass
@@ -55,10 +164,21 @@ class LoopResult:
     ignored_cancel: bool = False
     #: The longest time the loop went without running its heartbeat, in seconds.
     stall: float = 0.0
+    #: The longest stall, with what the loop's thread did in it.
+    longest: Stall | None = None
+    #: The stall with the largest part not spent waiting for a CPU (the
+    #: longest, where that is not known).
+    worst: Stall | None = None
     #: The calling thread gave up waiting for the worker thread.
     abandoned: bool = False
     #: When the loop last ran its heartbeat (``time.monotonic()``).
     last_beat: float = 0.0
+    #: The loop thread's id (``threading.get_native_id()``), and its times
+    #: when it last ran its heartbeat.
+    loop_thread: int | None = None
+    last_times: _Times = field(default_factory=lambda: _Times(0.0, None, 0.0))
+    #: Its waiting time when the loop started, when known.
+    first_waiting: float | None = None
     #: Tasks left behind by the example that did not end when cancelled.
     leftovers: list[str] = field(default_factory=list[str])
     #: The teardown raised this, or did not finish within the bound.
@@ -73,6 +193,143 @@ class LoopResult:
     #: retrieved, say); kept here instead of being logged over the report.
     loop_errors: list[str] = field(default_factory=list[str])
 
+    def note(self, stall: Stall) -> None:
+        """Keep *stall* if it is the longest, or the worst, so far."""
+        self.stall = max(self.stall, stall.seconds)
+        if self.longest is None or stall.seconds > self.longest.seconds:
+            self.longest = stall
+        if self.worst is None or stall.key() > self.worst.key():
+            self.worst = stall
+
+    def since_last_beat(self) -> Stall:
+        """The stall still going on (read from another thread): the loop has not beaten since."""
+        seconds = time.monotonic() - self.last_beat
+        tid = self.loop_thread
+        times = thread_times(tid) if tid is not None else None
+        then = self.last_times
+        if times is None or then.waiting is None:
+            return Stall(seconds)
+        return Stall(
+            seconds,
+            max(0.0, times[0] - then.on_cpu),
+            max(0.0, times[1] - then.waiting),
+            _COLLECTING.get(tid, then.collecting) - then.collecting if tid is not None else None,
+        )
+
+
+class _Times(NamedTuple):
+    """A thread's cumulative times, in seconds."""
+
+    on_cpu: float
+    #: Runnable but waiting for a CPU (Linux), when known.
+    waiting: float | None
+    #: On a CPU collecting garbage.
+    collecting: float
+
+
+#: The CPU time each example loop's thread has spent collecting garbage, by thread
+#: id, while its :class:`_ThreadClock` is open; and when a collection started on it.
+_COLLECTING: dict[int, float] = {}
+_COLLECTION_STARTED: dict[int, float] = {}
+
+
+def _on_collection(phase: str, _info: dict[str, int]) -> None:
+    """A ``gc.callbacks`` entry: time the collections of the loops' threads."""
+    tid = threading.get_native_id()
+    if tid not in _COLLECTING:
+        return
+    if phase == "start":
+        _COLLECTION_STARTED[tid] = time.thread_time()
+        return
+    started = _COLLECTION_STARTED.pop(tid, None)
+    if started is not None:
+        _COLLECTING[tid] = _COLLECTING.get(tid, 0.0) + time.thread_time() - started
+
+
+class _ThreadClock:
+    """The calling thread's CPU time, its garbage collections, and on Linux its waits for a CPU.
+
+    Made and read on the loop's thread; the schedstat file stays open, and is
+    read with ``pread`` (a couple of microseconds a beat).
+    """
+
+    def __init__(self) -> None:
+        self.tid = threading.get_native_id()
+        self._fd: int | None = None
+        if sys.platform == "linux":
+            path = f"/proc/self/task/{self.tid}/schedstat"
+            try:
+                self._fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                self._fd = None
+        _COLLECTING[self.tid] = 0.0
+        if _on_collection not in gc.callbacks:
+            gc.callbacks.append(_on_collection)
+
+    def read(self) -> _Times:
+        """The thread's times, cumulative."""
+        return _Times(time.thread_time(), self.waiting(), _COLLECTING.get(self.tid, 0.0))
+
+    def sample(self) -> tuple[float, _Times]:
+        """``time.monotonic()`` and :meth:`read`, taken together.
+
+        A thread preempted between the readings would count that wait in one
+        and not the other, so the readings are taken again (up to three
+        times) until the waiting time around the clock does not change.
+        """
+        waiting = self.waiting()
+        now, on_cpu = time.monotonic(), time.thread_time()
+        for _ in range(3):
+            after = self.waiting()
+            if after == waiting:
+                break
+            waiting = after
+            now, on_cpu = time.monotonic(), time.thread_time()
+        return now, _Times(on_cpu, waiting, _COLLECTING.get(self.tid, 0.0))
+
+    def waiting(self) -> float | None:
+        """The time the thread has waited for a CPU, cumulative; ``None`` when unknown."""
+        if self._fd is None:
+            return None
+        try:
+            found = _parse_schedstat(os.pread(self._fd, 128, 0))
+        except OSError:
+            found = None
+        if found is None:
+            self.close()
+            return None
+        return found[1]
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        _COLLECTING.pop(self.tid, None)
+        _COLLECTION_STARTED.pop(self.tid, None)
+
+
+class _LoopClock:
+    """The loop's ``time()``: monotonic time less its thread's time waiting for a CPU (Rule 2).
+
+    The waiting time is read at most once a millisecond; the clock never goes back.
+    """
+
+    def __init__(self, clock: _ThreadClock) -> None:
+        self._clock = clock
+        self._start = clock.waiting() or 0.0
+        self._waited = 0.0
+        self._read_at = self._last = 0.0
+
+    def __call__(self) -> float:
+        now = time.monotonic()
+        if now - self._read_at >= 0.001:
+            self._read_at = now
+            waiting = self._clock.waiting()
+            if waiting is not None:
+                self._waited = waiting - self._start
+        self._last = max(self._last, now - self._waited)
+        return self._last
+
 
 class _Heartbeat:
     """A callback the loop runs every *interval*; the gaps between runs measure stalls."""
@@ -83,14 +340,31 @@ class _Heartbeat:
         self.loop = loop
         self.interval = interval
         self.result = result
-        result.last_beat = time.monotonic()
+        self.clock = _ThreadClock()
+        result.loop_thread = self.clock.tid
+        result.last_beat, result.last_times = self.clock.sample()
+        result.first_waiting = result.last_times.waiting
+        if result.first_waiting is not None:
+            # Rule 2; on the instance, so the loop keeps the class the policy chose.
+            setattr(loop, "time", _LoopClock(self.clock))  # noqa: B010 - a method on one instance
         self.handle: asyncio.TimerHandle | None = loop.call_later(interval, self.beat)
 
     def _measure(self) -> float:
-        now = time.monotonic()
-        gap = now - self.result.last_beat - self.interval
-        self.result.stall = max(self.result.stall, gap)
-        self.result.last_beat = now
+        now, times = self.clock.sample()
+        result = self.result
+        gap = now - result.last_beat - self.interval
+        if gap > 0.001:
+            then = result.last_times
+            waiting = (
+                None
+                if times.waiting is None or then.waiting is None
+                else times.waiting - then.waiting
+            )
+            result.note(
+                Stall(gap, times.on_cpu - then.on_cpu, waiting, times.collecting - then.collecting)
+            )
+        result.last_beat = now
+        result.last_times = times
         return now
 
     def beat(self) -> None:
@@ -99,6 +373,7 @@ class _Heartbeat:
 
     def stop(self) -> None:
         self._measure()
+        self.clock.close()
         if self.handle is not None:
             self.handle.cancel()
             self.handle = None
@@ -199,9 +474,10 @@ def run_bounded(
 ) -> LoopResult:
     """Run *scenario* in a fresh loop on a worker thread; always return within a fixed time.
 
-    The worst case is about ``limit + 5 * bound`` plus a second of slack.
-    *on_limit* is called in the worker when the scenario reaches the limit,
-    before it is cancelled.
+    The worst case is about ``limit + 5 * bound`` plus a second of slack, plus
+    the time the loop's thread waited for a CPU (up to three times as much
+    again). *on_limit* is called in the worker when the scenario reaches
+    the limit, before it is cancelled.
     """
     result = LoopResult()
     finished = threading.Event()
@@ -215,7 +491,7 @@ def run_bounded(
         loop.set_exception_handler(quiet)
         executor = ThreadPoolExecutor(thread_name_prefix="dsh-conformance-executor")
         loop.set_default_executor(executor)
-        heartbeat = _Heartbeat(loop, min(0.05, bound / 4), result)
+        heartbeat = _Heartbeat(loop, min(BEAT, bound / 4), result)
         phase = loop.create_task(
             _scenario_phase(result, scenario=scenario, limit=limit, bound=bound, on_limit=on_limit)
         )
@@ -248,11 +524,11 @@ def run_bounded(
     before = set(threading.enumerate())
     thread = threading.Thread(target=work, name="dsh-conformance-example", daemon=True)
     thread.start()
-    if not finished.wait(limit + 4 * bound + 1.0):
+    if not _wait_for(finished, limit + 4 * bound + 1.0, result):
         # Every wait of the worker is timed, so a worker that has not finished
         # is stuck in a blocking call: its loop has not run its heartbeat since.
         result.abandoned = True
-        result.stall = max(result.stall, time.monotonic() - result.last_beat)
+        result.note(result.since_last_beat())
         return result
     thread.join(bound)
     deadline = time.monotonic() + bound
@@ -261,6 +537,26 @@ def run_bounded(
         other.join(max(0.0, deadline - time.monotonic()))
     result.threads = [f"thread {t.name}" for t in started if t.is_alive()]
     return result
+
+
+def _wait_for(finished: threading.Event, patience: float, result: LoopResult) -> bool:
+    """Wait for the worker *patience* seconds, plus what its thread waited for a CPU (Rule 2).
+
+    The extension is at most three times *patience*. Returns whether it finished.
+    """
+    started = time.monotonic()
+    deadline, last = started + patience, started + 4 * patience
+    while not finished.wait(max(0.0, min(deadline, last) - time.monotonic())):
+        tid, first = result.loop_thread, result.first_waiting
+        times = thread_times(tid) if tid is not None and first is not None else None
+        now = time.monotonic()
+        if times is None or first is None or now >= last:
+            return False
+        extended = started + patience + times[1] - first
+        if extended <= now:
+            return False
+        deadline = extended
+    return True
 
 
 def _forget_at_exit(executor: ThreadPoolExecutor) -> None:

@@ -139,6 +139,8 @@ class Report:
                     "status": o.status,
                     "examples": o.examples,
                     "seconds": round(o.seconds, 3),
+                    # Every stall over the stall limit, and how it was judged.
+                    "stalls": [stall.as_dict() for stall in o.stalls],
                 }
                 for o in self.outcomes
             ],

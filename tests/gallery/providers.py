@@ -320,3 +320,46 @@ def _drop_skipped(request: AskUserQuestionRequest, answer: Answer) -> Answer:
 FACTORY_TRIMS_AND_DROPS_SKIPPED = _subject(
     Flaws(transform=lambda r, a: _drop_skipped(r, _on_custom(str.strip)(r, a)))
 )
+
+
+def spin(seconds: float) -> None:
+    """Keep this thread on a CPU for *seconds* of its own CPU time, however busy the machine."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+
+
+@dataclass
+class _SpinningUI(FlawedUI):
+    """A FlawedUI whose ask() first computes for *spins_for* seconds of CPU, never awaiting."""
+
+    spins_for: float = 0.0
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        spin(self.spins_for)
+        return await super().ask(request)
+
+
+def spinning_subject(seconds: float) -> Callable[[], Subject]:
+    """A subject whose provider spends *seconds* of CPU time in each ask() before awaiting."""
+
+    def factory() -> Subject:
+        ui = _SpinningUI(Flaws(), spins_for=seconds)
+        return Subject(ui, FlawedDriver(ui, Capabilities()), name="spinning")
+
+    return factory
+
+
+def sleeping_subject(seconds: float) -> Callable[[], Subject]:
+    """A subject whose provider calls ``time.sleep(seconds)`` in each ask()."""
+    return _subject(Flaws(blocks_for=seconds))
+
+
+# The shortest stretches the loop requirement promises to catch: 0.3 s.
+BROKEN_PROVIDERS["blocks-the-loop-for-0.3-s"] = (sleeping_subject(0.3), "PRV-LOOP-1")
+BROKEN_PROVIDERS["spins-the-cpu-for-0.3-s"] = (spinning_subject(0.3), "PRV-LOOP-1")
+
+#: For the command line and the harness child: ``tests.gallery.providers:SLEEPS_HALF_A_SECOND``.
+SLEEPS_HALF_A_SECOND = sleeping_subject(0.5)
+#: ``tests.gallery.providers:SPINS_HALF_A_SECOND``: half a second of CPU time in each ask().
+SPINS_HALF_A_SECOND = spinning_subject(0.5)

@@ -143,6 +143,11 @@ class Connection:
         self._silent = False
         self.transcript: collections.deque[str] = collections.deque(maxlen=_TRANSCRIPT)
         self.link = Link(self.argv, self._on_event, cwd=cwd, env=env)
+        #: Started as each ping goes, and read when it is measured: the seconds
+        #: the processes on the ping's path waited for a CPU meanwhile, or
+        #: ``None``. The conformance suite sets it to tell a blocked loop in the
+        #: child from a starved one (``Session.stall_waiting``).
+        self.probe: Callable[[], Callable[[], float | None]] | None = None
 
     # -- set-up ----------------------------------------------------------
 
@@ -595,6 +600,10 @@ class Session:
     )
     #: The longest a ping went unanswered, in seconds.
     stall: float = 0.0
+    #: What :attr:`Connection.probe` said of that ping, when it is set.
+    stall_waiting: float | None = None
+    #: The ping with the longest wait not spent waiting for a CPU: (seconds, waiting).
+    worst_ping: tuple[float, float | None] = (0.0, None)
     closed: bool = False
     _outbox: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     _outbox_calls: list[_Call] = field(default_factory=list[_Call])
@@ -609,6 +618,7 @@ class Session:
     pings: int = 0
     _beat: asyncio.Task[None] | None = None
     _ping: _Call | None = None
+    _ping_waiting: Callable[[], float | None] | None = None
 
     def __post_init__(self) -> None:
         self.codec = Codec(self.connection.mint)
@@ -962,6 +972,8 @@ class Session:
         # The first ping goes at once, so every subject is pinged at least once.
         while True:
             ping = self._ping = self.call("ping", {})
+            probe = self.connection.probe
+            self._ping_waiting = probe() if probe is not None else None
             self.pings += 1
             self.connection._ping_ids.add(ping.id)  # noqa: SLF001 - its own connection
             assert ping.future is not None
@@ -976,7 +988,13 @@ class Session:
         if math.isnan(ping.sent_at):
             return
         end = ping.received_at if not math.isnan(ping.received_at) else time.monotonic()
-        self.stall = max(self.stall, end - ping.sent_at)
+        seconds = end - ping.sent_at
+        waiting = self._ping_waiting() if self._ping_waiting is not None else None
+        if seconds > self.stall:
+            self.stall, self.stall_waiting = seconds, waiting
+        worst, worst_waiting = self.worst_ping
+        if seconds - (waiting or 0.0) > worst - (worst_waiting or 0.0):
+            self.worst_ping = (seconds, waiting)
 
     async def aclose(self, leak: str) -> None:
         """``close`` the subject (``HAR-CLOSE-1``); what it leaves fails *leak*.

@@ -28,7 +28,11 @@ settings.register_profile(
     parent=_parent,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-settings.load_profile("dsh")
+#: The fast tier on the other Pythons (``DSH_HYPOTHESIS_PROFILE=versions``, set by
+#: nox): what differs between Pythons shows in a few examples, and every
+#: property runs its full count on the first Python of the matrix.
+settings.register_profile("versions", parent=settings.get_profile("dsh"), max_examples=20)
+settings.load_profile(os.environ.get("DSH_HYPOTHESIS_PROFILE") or "dsh")
 
 
 def _cpu() -> float:

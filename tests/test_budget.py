@@ -108,6 +108,7 @@ def test_the_budget_check_refuses_a_record_that_proves_nothing(
     assert named in problems[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parallel", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_run_writes_its_tier_record(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parallel: list[str]

@@ -448,3 +448,22 @@ def test_a_late_ping_spent_waiting_for_a_cpu_is_starvation(monkeypatch: pytest.M
     assert _status(report)["PRV-LOOP-1"] == "passed"
     assert report.ok
     assert {(s["where"], s["judged"]) for s in stalls} == {("ping", "starved")}
+
+
+def test_the_process_collection_clock_counts_every_collection() -> None:
+    """The suite's own garbage collections are timed, whichever thread runs them.
+
+    A harness ping's window counts them as time the path was held up (the
+    suite's pipe threads cannot read a reply meanwhile), not as the child's.
+    """
+    from dsh_user_interaction_conformance._loop import process_collecting
+
+    before = process_collecting()
+    garbage: list[object] = []
+    for _ in range(50_000):
+        cycle: list[object] = []
+        cycle.append(cycle)
+        garbage.append(cycle)
+    del garbage, cycle
+    gc.collect()
+    assert process_collecting() > before

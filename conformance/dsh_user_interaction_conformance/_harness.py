@@ -41,7 +41,7 @@ from dsh_user_interaction.extra.stdio._values import as_object
 
 from ._behaviour import Behaviour, Dismiss, Nothing, Skip, TypeText
 from ._capabilities import Capabilities
-from ._loop import Stall
+from ._loop import Stall, process_collecting
 from ._subject import Subject
 
 __all__ = [
@@ -188,17 +188,23 @@ class _PathProbe:
         self._connection = connection
 
     def __call__(self) -> Callable[[], float | None]:
-        """Start a reading; the function returned gives the seconds waited since."""
+        """Start a reading; the function returned gives the seconds waited since.
+
+        The suite's own garbage collections in the window count as waiting
+        too: while one runs, the pipe threads cannot read the reply.
+        """
         start = self._waits()
         if start is None:
             return lambda: None
+        collecting = process_collecting()
 
         def waited() -> float | None:
             now = self._waits()
             if now is None:
                 return None
             # A thread that started meanwhile waited all its waits in the window.
-            return sum(max(0.0, wait - start.get(key, 0.0)) for key, wait in now.items())
+            queued = sum(max(0.0, wait - start.get(key, 0.0)) for key, wait in now.items())
+            return queued + process_collecting() - collecting
 
         return waited
 

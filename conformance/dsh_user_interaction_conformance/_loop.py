@@ -56,7 +56,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, cast
 
-__all__ = ["LoopResult", "Stall", "abandoned", "run_bounded", "thread_times"]
+__all__ = [
+    "LoopResult",
+    "Stall",
+    "abandoned",
+    "process_collecting",
+    "run_bounded",
+    "thread_times",
+]
 
 #: How a stall was judged: the subject's own code held the loop, or the loop's
 #: thread waited for a CPU.
@@ -577,3 +584,24 @@ def _forget_at_exit(executor: ThreadPoolExecutor) -> None:
 def abandoned() -> bool:
     """Whether this process gave up on an example's loop (its tasks or thread may still run)."""
     return bool(_ABANDONED)
+
+
+#: The wall time every garbage collection of this process took, summed, and
+#: when the one under way started: while it runs, no other thread of the
+#: process runs Python, so the suite's pipe threads cannot read a ping's reply.
+_PROCESS_COLLECTING: list[float] = [0.0, -1.0]
+
+
+def _on_any_collection(phase: str, _info: dict[str, int]) -> None:
+    if phase == "start":
+        _PROCESS_COLLECTING[1] = time.monotonic()
+    elif _PROCESS_COLLECTING[1] >= 0.0:
+        _PROCESS_COLLECTING[0] += time.monotonic() - _PROCESS_COLLECTING[1]
+        _PROCESS_COLLECTING[1] = -1.0
+
+
+def process_collecting() -> float:
+    """Seconds (wall clock) this process has spent in garbage collections since first asked."""
+    if _on_any_collection not in gc.callbacks:
+        gc.callbacks.append(_on_any_collection)
+    return _PROCESS_COLLECTING[0]

@@ -459,11 +459,9 @@ def test_the_process_collection_clock_counts_every_collection() -> None:
     from dsh_user_interaction_conformance._loop import process_collecting
 
     before = process_collecting()
-    garbage: list[object] = []
-    for _ in range(50_000):
-        cycle: list[object] = []
+    garbage: list[list[object]] = [[] for _ in range(50_000)]
+    for cycle in garbage:
         cycle.append(cycle)
-        garbage.append(cycle)
-    del garbage, cycle
+    del garbage
     gc.collect()
     assert process_collecting() > before

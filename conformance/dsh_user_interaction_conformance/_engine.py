@@ -40,6 +40,7 @@ the wrong kind of object, stops the whole run with :class:`SetupError`.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import inspect
 import os
@@ -190,14 +191,34 @@ class Draws:
 
     def __init__(self, data: st.DataObject) -> None:
         self._data = data
-        self.lines: list[str] = []
+        # Each value with its repr as drawn: pretty-printing every value cost a
+        # twentieth of a run, and only a failure shows them.
+        self._drawn: list[tuple[str, object, str]] = []
 
     def __call__(self, strategy: st.SearchStrategy[T], label: str) -> T:
         """Draw from *strategy*; *label* names the value in the report."""
         value = self._data.draw(strategy)
-        shown = pprint.pformat(value, width=96, sort_dicts=False)
-        self.lines.append(f"{label} = {shown}")
+        self._drawn.append((label, value, repr(value)))
         return value
+
+    @property
+    def lines(self) -> list[str]:
+        """One entry per drawn value, ``label = value``, pretty-printed as it was drawn."""
+        return [f"{label} = {_as_drawn(value, drawn)}" for label, value, drawn in self._drawn]
+
+
+def _as_drawn(value: object, drawn: str) -> str:
+    """*value* pretty-printed, or as it was drawn (*drawn*, its repr then) if it has changed.
+
+    A scenario may change a drawn value (a subject that mutates its request);
+    the report shows what was drawn.
+    """
+    try:
+        if repr(value) != drawn:
+            value = ast.literal_eval(drawn)  # plain data: the drawn state, pretty-printed
+        return pprint.pformat(value, width=96, sort_dicts=False)
+    except Exception:  # noqa: BLE001 - not plain data, or a repr that raised: as drawn
+        return drawn
 
 
 @dataclass
@@ -560,11 +581,11 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         problems: list[tuple[str, str]] = list(state.failures)
         slow = False
         kind = item.kind if item.kind != "binding" else "service"
-        lines = draws.lines
+        transcripts: list[str] = []
         for remote in state.remotes:
             found = _findings(remote, LEAK_REQUIREMENT[kind])
             problems.extend(found)
-            lines = [*lines, "transcript (both directions, oldest first):", *_transcript(remote)]
+            transcripts += ["transcript (both directions, oldest first):", *_transcript(remote)]
         if item.kind != "binding" and result.settled:
             state.judged.update((LOOP_REQUIREMENT[kind], LEAK_REQUIREMENT[kind]))
         label = f"{item.name}[{case}]" if case else item.name
@@ -605,6 +626,8 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
                 "did not finish" in result.teardown_error and leak not in attempt.masked
             )
         fresh = [(r, m) for r, m in problems if r not in attempt.masked]
+        # The example is written down only for a failure.
+        lines = [*draws.lines, *transcripts] if fresh else []
         for requirement, message in fresh:
             record(requirement, message, lines, shrunk=not slow)
         for requirement in state.judged:
@@ -623,6 +646,11 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
     test = _settings(runtime, examples)(test)
     if runtime.seed is not None or not os.environ.get("CI"):
         test = seed(runtime.seed or 0)(test)
+    # Note: a private attribute of Hypothesis, the one its own find() sets. Without a
+    # key, each run hashes the source of `example` for a database there is none of
+    # (settings(database=None)), which cost a fifteenth of a run. An unknown
+    # attribute changes nothing.
+    test._hypothesis_internal_database_key = None  # type: ignore[attr-defined]  # noqa: SLF001
     try:
         with with_reporter(lambda _value: None):
             test()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import random
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -198,7 +199,6 @@ _EDGES: Final = (
 )
 
 _any_char: Final = st.characters(exclude_categories=["Cs"])
-_ascii_text: Final = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=16)
 _plain_text: Final = st.text(_any_char, max_size=12)
 #: One character that is not whitespace (as either Python or JavaScript sees it).
 _solid_char: Final = st.characters(
@@ -206,62 +206,140 @@ _solid_char: Final = st.characters(
 )
 
 
-def _interleave(parts: tuple[list[str], str]) -> str:
-    pieces, text = parts
-    return text.join(pieces)
+# Every hostile text is two choices: a kind (below), then either a fresh plain text or
+# an index into a pool of texts of that kind built once, at import, from a fixed seed. A
+# request holds dozens of texts, and building each from its parts (a frame, pieces, a
+# text, a repeat count) made drawing them most of the suite's time. The pools hold
+# 256 texts each, because Hypothesis draws an index below 256 uniformly (above, it
+# favours the small ones); each is sorted shortest first, so a failing example shrinks
+# toward the shortest text of its kind that still fails. Plain text stays fresh, so each
+# run still meets characters no pool holds.
+_POOL_SIZE: Final = 256
+_POOL_SEED: Final = 20260101
+
+#: Frames that trimming changes: a leading and a trailing edge.
+_PADS: Final = tuple((lead, trail) for lead in ("", *_EDGES) for trail in _EDGES)
+#: Frames that every normalisation form, newline conversion and trimming change.
+_GAUNTLET_FRAMES: Final = tuple(
+    (lead + unstable, newline + trail)
+    for lead in _EDGES
+    for unstable in _UNSTABLE
+    for newline in ("\r\n", "\r")
+    for trail in ("", *_EDGES)
+)
+_SPLITS: Final = ("\r\n", "\r", "\r\n\r\n", "\n\r")
 
 
-def _wrap(parts: tuple[tuple[str, str], str]) -> str:
-    (prefix, suffix), text = parts
-    return prefix + text + suffix
+#: Ranges of code points a pool's plain text takes its characters from (first, count),
+#: and their weights: mostly ASCII and the BMP, as Hypothesis draws them; no surrogate.
+_CHAR_RANGES: Final = (
+    (0x20, 0x5F),
+    (0, 0x100),
+    (0x100, 0x700),
+    (0x800, 0xD000),
+    (0xE000, 0x2000),
+    (0x10000, 0x100000),
+)
+_CHAR_WEIGHTS: Final = (45, 10, 20, 9, 8, 8)
+_ASCII: Final = tuple(map(chr, range(0x20, 0x7F)))
 
 
-# Each text below is a few choices (a frame, a text), not one choice per part, to keep
-# generation cheap: a request holds dozens of them.
-#: Hostile pieces with one plain text between them.
-_mixed: Final = st.tuples(
-    st.lists(st.sampled_from(HOSTILE_PIECES), min_size=1, max_size=5), _plain_text
-).map(_interleave)
-#: Text that trimming changes.
-_padded: Final = st.tuples(
-    st.sampled_from([(lead, trail) for lead in ("", *_EDGES) for trail in _EDGES]),
-    _plain_text | _mixed,
-).map(_wrap)
-#: Text that every normalisation form, newline conversion and trimming change.
-_gauntlet: Final = st.tuples(
-    st.sampled_from(
-        [
-            (lead + unstable, newline + trail)
-            for lead in _EDGES
-            for unstable in _UNSTABLE
-            for newline in ("\r\n", "\r")
-            for trail in ("", *_EDGES)
-        ]
-    ),
-    _plain_text,
-).map(_wrap)
-#: Two lines split by CR or CRLF, which newline conversion changes.
-_lines: Final = st.tuples(
-    _ascii_text, st.sampled_from(("\r\n", "\r", "\r\n\r\n", "\n\r")), _mixed
-).map("".join)
-_long: Final = st.tuples(st.text(_any_char, min_size=1, max_size=12), st.integers(32, 200)).map(
-    lambda pair: pair[0] * pair[1]
+def _random_text(rng: random.Random, min_size: int = 0, max_size: int = 12) -> str:
+    size = rng.randint(min_size, max_size)
+    spans = rng.choices(_CHAR_RANGES, _CHAR_WEIGHTS, k=size)
+    return "".join([chr(first + int(rng.random() * count)) for first, count in spans])
+
+
+def _random_ascii(rng: random.Random) -> str:
+    return "".join(rng.choices(_ASCII, k=rng.randint(0, 16)))
+
+
+def _random_mixed(rng: random.Random) -> str:
+    """Hostile pieces with one plain text between them, one of them changed by normalisation."""
+    pieces = [rng.choice(_NORMALISATION), *rng.choices(HOSTILE_PIECES, k=rng.randint(0, 4))]
+    rng.shuffle(pieces)
+    return _random_text(rng).join(pieces)
+
+
+def _random_padded(rng: random.Random) -> str:
+    """Text that trimming changes."""
+    lead, trail = rng.choice(_PADS)
+    text = _random_text(rng) if rng.random() < 0.5 else _random_mixed(rng)
+    return lead + text + trail
+
+
+def _random_gauntlet(rng: random.Random) -> str:
+    """Text that every normalisation form, newline conversion and trimming change."""
+    lead, trail = rng.choice(_GAUNTLET_FRAMES)
+    return lead + _random_text(rng) + trail
+
+
+def _random_lines(rng: random.Random) -> str:
+    """Two lines split by CR or CRLF, which newline conversion changes."""
+    return _random_ascii(rng) + rng.choice(_SPLITS) + _random_mixed(rng)
+
+
+def _random_long(rng: random.Random) -> str:
+    return _random_text(rng, 1) * rng.randint(32, 200)
+
+
+def _pool(make: Callable[[random.Random], str], rng: random.Random) -> st.SearchStrategy[str]:
+    """*_POOL_SIZE* distinct texts from *make*, shortest first, as one choice.
+
+    An ASCII pool starts with the empty text and ``"0"``, the simplest text and
+    the simplest label, which a failing example shrinks to.
+    """
+    first = ("", "0") if make is _random_ascii else ()
+    texts: set[str] = set(first)
+    while len(texts) < _POOL_SIZE:
+        texts.add(make(rng))
+    rest = sorted(texts.difference(first), key=lambda text: (len(text), text))
+    return st.sampled_from((*first, *rest))
+
+
+#: The kinds of hostile text, one drawn per text; ``None`` is fresh plain text. A kind
+#: listed twice is twice as likely, and has two pools. ASCII comes first, as the
+#: simplest. The weights make each transformation (any normalisation form, newline
+#: conversion, trimming) change about half the texts, while about a quarter are plain.
+_KINDS: Final = (
+    _random_ascii,
+    None,
+    _random_mixed,
+    _random_gauntlet,
+    _random_padded,
+    _random_lines,
+    _random_gauntlet,
+    _random_long,
+    _random_ascii,
+    _random_gauntlet,
+    _random_padded,
+    _random_lines,
+    _random_gauntlet,
 )
 
 
-# Plain ASCII and the gauntlet twice: plain text stays common, and each transformation
-# (any normalisation form, newline conversion, trimming) changes about half the draws.
-_BRANCHES: Final = st.sampled_from(
-    (_ascii_text, _plain_text, _mixed, _gauntlet, _padded, _lines, _gauntlet, _long, _ascii_text)
-)
+def _branches() -> st.SearchStrategy[st.SearchStrategy[str]]:
+    rng = random.Random(_POOL_SEED)  # noqa: S311 - a fixed seed: the same pools in every run
+    return st.sampled_from(
+        tuple(_plain_text if make is None else _pool(make, rng) for make in _KINDS)
+    )
+
+
+_BRANCHES: Final = _branches()
+
+
+@functools.cache
+def _solid_run(size: int) -> st.SearchStrategy[str]:
+    """Exactly *size* characters that are not whitespace, as one choice."""
+    return st.text(_solid_char, min_size=size, max_size=size)
 
 
 def _draw_hostile(draw: st.DrawFn, min_size: int) -> str:
-    # One branch, like st.one_of but weighted; then padding rather than a filter,
+    # One kind, like st.one_of but weighted; then padding rather than a filter,
     # so no draw is thrown away.
-    text = draw(draw(_BRANCHES))
-    while len(text) < min_size:
-        text += draw(_solid_char)
+    text: str = draw(draw(_BRANCHES))
+    if len(text) < min_size:
+        text += draw(_solid_run(min_size - len(text)))
     return text
 
 

@@ -1,7 +1,16 @@
 """What the conformance suite costs per Hypothesis test case, and where that time goes.
 
-Three measurements, each against the reference subject and service:
+Four measurements, each against the reference subject and service:
 
+0. **Against a calibration workload, by CPU time.** The ``default`` and
+   ``quick`` profiles' command line (seed 1, start-up included) and the
+   calibration workload (:func:`calibration`: a fixed Hypothesis run of a
+   trivial property), each in a fresh interpreter, interleaved and shuffled
+   in rounds; the ratio of their process CPU times (every thread, user plus
+   system), median over the rounds. Both scale with the interpreter and the
+   machine, so the ratio says what the suite costs whatever the machine.
+   ``--against DIR`` measures another source tree in the same rounds (an
+   earlier commit: ``git archive COMMIT conformance reference spec | tar -x -C DIR``).
 1. **Per test case.** ``python -m dsh_user_interaction_conformance --profile P
    --seed S --json FILE`` in a fresh interpreter, for the ``default`` and
    ``thorough`` profiles. A *test case* is one call of a check's Hypothesis
@@ -37,6 +46,8 @@ import json
 import os
 import pprint
 import pstats
+import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -50,6 +61,147 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+# --- 0. against a calibration workload, by CPU time ---------------------------------------
+
+#: Test cases of the calibration workload, and its Hypothesis seed.
+CALIBRATION_EXAMPLES = 500
+CALIBRATION_SEED = 20260101
+
+
+def calibration() -> int:
+    """The calibration workload; returns how many test cases it ran (always the same).
+
+    A Hypothesis ``@given`` run of a trivial property, with a fixed seed, a
+    fixed number of examples (:data:`CALIBRATION_EXAMPLES`), the generate
+    phase only and no database: CPU-bound pure Python that exercises the same
+    interpreter, and the same engine, as the suite. Nothing in it waits or
+    depends on the clock, so every run does the same work.
+    """
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+    from hypothesis import strategies as st
+
+    calls = [0]
+
+    @seed(CALIBRATION_SEED)
+    @settings(
+        max_examples=CALIBRATION_EXAMPLES,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.lists(st.integers(), max_size=10), st.text(max_size=10))
+    def trivial(numbers: list[int], text: str) -> None:
+        calls[0] += 1
+        assert len(numbers) <= 10
+        assert len(text) <= 10
+
+    trivial()
+    return calls[0]
+
+
+def calibration_child() -> None:
+    """Run :func:`calibration` alone and print its process CPU seconds and test cases as JSON.
+
+    The clock starts after the imports, so start-up is not part of it.
+    """
+    import hypothesis  # noqa: F401 - imported before the clock starts
+
+    started = time.process_time()
+    cases = calibration()
+    print(json.dumps({"cpu_seconds": time.process_time() - started, "test_cases": cases}))
+
+
+def _child_cpu(command: list[str], env: dict[str, str]) -> tuple[float, str]:
+    """Run *command*; the CPU seconds of the process (every thread), and its output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stdout}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, done.stdout
+
+
+def _tree_env(tree: Path | None) -> dict[str, str]:
+    """The environment of a child that imports the suite from *tree* (``None``: installed)."""
+    env = dict(os.environ)
+    if tree is not None:
+        paths = [str(tree / "conformance"), str(tree / "reference")]
+        env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def calibrated(
+    profiles: list[str], rounds: int, seed: int, against: list[Path] | None = None
+) -> dict[str, Any]:
+    """Each profile's CPU time over the calibration workload's, in interleaved rounds.
+
+    Every round runs the calibration and each (tree, profile) once, in a
+    shuffled order, each in a fresh interpreter; the ratio of a round divides
+    a profile's CPU time by the calibration's of the same round. The suite's
+    time includes its start-up, as a user pays it; the calibration's does not.
+    """
+    trees: dict[str, Path | None] = {"installed": None}
+    for tree in against or []:
+        trees[str(tree)] = tree
+    jobs = [("calibration", None, "")]
+    jobs += [(label, tree, profile) for label, tree in trees.items() for profile in profiles]
+    shuffler = random.Random(seed)
+    seconds: dict[tuple[str, str], list[float]] = {(label, p): [] for label, _, p in jobs}
+    ratios: dict[tuple[str, str], list[float]] = {(label, p): [] for label, _, p in jobs[1:]}
+    for round_ in range(rounds):
+        order = list(jobs)
+        shuffler.shuffle(order)
+        found: dict[tuple[str, str], float] = {}
+        for label, tree, profile in order:
+            if label == "calibration":
+                command = [sys.executable, "-c", "from bench.suite_cost import calibration_child; "
+                           "calibration_child()"]  # fmt: skip
+                _, out = _child_cpu(command, _tree_env(None))
+                measured = json.loads(out)
+                if measured["test_cases"] != CALIBRATION_EXAMPLES:
+                    raise RuntimeError(f"the calibration ran {measured['test_cases']} test cases")
+                found[label, profile] = measured["cpu_seconds"]
+            else:
+                command = [sys.executable, "-m", "dsh_user_interaction_conformance",
+                           "--profile", profile, "--seed", str(seed)]  # fmt: skip
+                found[label, profile], _ = _child_cpu(command, _tree_env(tree))
+        for key, value in found.items():
+            seconds[key].append(value)
+            if key in ratios:
+                ratios[key].append(value / found["calibration", ""])
+        print(f"  round {round_ + 1}: " + ", ".join(
+            f"{label} {profile or ''} {value:.2f} s".replace("  ", " ")
+            for (label, profile), value in found.items()
+        ))  # fmt: skip
+    return {
+        "calibration": {
+            "examples": CALIBRATION_EXAMPLES,
+            "seed": CALIBRATION_SEED,
+            "cpu_seconds_median": statistics.median(seconds["calibration", ""]),
+        },
+        "rounds": rounds,
+        "seed": seed,
+        "runs": [
+            {
+                "tree": label,
+                "profile": profile,
+                "cpu_seconds_median": statistics.median(seconds[label, profile]),
+                "ratio_median": statistics.median(values),
+                # The calibration is short, so noisier than the suite: the ratio of
+                # the medians damps a round whose calibration ran slow or fast.
+                "ratio_of_medians": statistics.median(seconds[label, profile])
+                / statistics.median(seconds["calibration", ""]),
+                "ratio_min": min(values),
+                "ratio_max": max(values),
+                "ratios": values,
+            }
+            for (label, profile), values in ratios.items()
+        ],
+    }
 
 
 # --- 1. per test case, from the command line ----------------------------------------------
@@ -183,14 +335,21 @@ class _Clock:
         return wrapper
 
 
+_ABSENT = object()
+
+
 @contextmanager
 def _replaced(target: object, name: str, value: object) -> Iterator[None]:
-    original = getattr(target, name)
+    # A module may lack the name (a builtin it uses): it is set, then deleted again.
+    original = getattr(target, name, _ABSENT)
     setattr(target, name, value)
     try:
         yield
     finally:
-        setattr(target, name, original)
+        if original is _ABSENT:
+            delattr(target, name)
+        else:
+            setattr(target, name, original)
 
 
 def attribute(profile: str, seed: int) -> dict[str, Any]:
@@ -258,6 +417,8 @@ def attribute(profile: str, seed: int) -> dict[str, Any]:
         (_engine.Draws, "__init__", draws_init),
         (_engine, "_call_factory", _counted(clock, _engine._call_factory)),  # noqa: SLF001
         (pprint, "pformat", clock.timed("writing inputs down", pprint.pformat)),
+        # Draws keeps each value's repr, and pretty-prints it only for a failure.
+        (_engine, "repr", clock.timed("writing inputs down", repr)),
         (asyncio, "new_event_loop", new_event_loop),
         (_loop, "ThreadPoolExecutor", executor),
         (_loop, "_Heartbeat", heartbeat),
@@ -285,7 +446,7 @@ def attribute(profile: str, seed: int) -> dict[str, Any]:
     parts = {
         "the rest: Hypothesis engine, building and judging examples": total - drawing - thread,
         "drawing inputs (strategies; Hypothesis)": drawing - writing,
-        "writing inputs down for the report (pprint)": writing,
+        "writing inputs down for the report (repr; pprint for a failure)": writing,
         "worker thread: creation, start, hand-offs, join (outside its body)": (
             thread - spent("worker body")
         ),
@@ -432,7 +593,9 @@ def profiled(profile: str, seed: int, top: int = 25) -> dict[str, Any]:
 
     run_seconds = _cumulative(main_raw, "_runner.py", "run_suite")
     drawing = _cumulative(main_raw, "_engine.py", "__call__")
-    writing = _cumulative(main_raw, "pprint.py", "pformat")
+    writing = _cumulative(main_raw, "pprint.py", "pformat") + _own(
+        main_raw, "~", "<built-in method builtins.repr>"
+    )
     validating = _cumulative(main_raw, "strategies/_internal/strategies.py", "validate")
     handing_off = _cumulative(main_raw, "_loop.py", "run_bounded")
     worker_total = _cumulative(worker_raw, "_loop.py", "work")
@@ -458,7 +621,7 @@ def profiled(profile: str, seed: int, top: int = 25) -> dict[str, Any]:
         ),
         "drawing inputs (strategies; Hypothesis)": drawing - writing,
         "  of which strategy validation (SearchStrategy.validate)": validating,
-        "writing inputs down for the report (pprint)": writing,
+        "writing inputs down for the report (repr; pprint for a failure)": writing,
         "event loop and executor creation": creation,
         "event loop and executor teardown": teardown,
         "scenarios, run steps (driving the subject, judging it)": scenarios,
@@ -522,12 +685,47 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-profile", action="store_true", help="skip the in-process runs (2 and 3)"
     )
+    parser.add_argument(
+        "--rounds", type=int, default=7, help="rounds against the calibration (0 skips them)"
+    )
+    parser.add_argument(
+        "--calibrated-profiles", default="default,quick", help="comma-separated, for 0"
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also measure the suite of this source tree (conformance/, reference/, spec/) in 0",
+    )
+    parser.add_argument("--calibrated-only", action="store_true", help="run 0 alone")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"python": sys.version.split()[0], "cpus": os.cpu_count()}
 
-    print("== 1. per Hypothesis test case, from the command line")
+    if args.rounds > 0:
+        print(
+            f"== 0. CPU time over the calibration workload ({CALIBRATION_EXAMPLES} test cases "
+            f"of a trivial property), {args.rounds} interleaved rounds"
+        )
+        found = calibrated(
+            args.calibrated_profiles.split(","), args.rounds, args.seed, args.against
+        )
+        results["calibrated"] = found
+        print(f"  calibration: {found['calibration']['cpu_seconds_median']:.2f} s CPU (median)")
+        for row in found["runs"]:
+            print(
+                f"  {row['tree']}, {row['profile']}: {row['cpu_seconds_median']:.2f} s CPU, "
+                f"{row['ratio_median']:.2f} times the calibration "
+                f"[{row['ratio_min']:.2f}, {row['ratio_max']:.2f}]; "
+                f"{row['ratio_of_medians']:.2f} over the medians"
+            )
+    if args.calibrated_only:
+        args.profiles, args.no_profile = "", True
+    if args.profiles:
+        print("== 1. per Hypothesis test case, from the command line")
     results["per_test_case"] = []
-    for profile in args.profiles.split(","):
+    for profile in filter(None, args.profiles.split(",")):
         row = per_test_case(profile, args.seed, args.repeats)
         results["per_test_case"].append(row)
         wall, case = row["wall_seconds"], row["ms_per_test_case_wall"]

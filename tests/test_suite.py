@@ -201,6 +201,20 @@ def test_every_requirement_of_a_check_is_judged_after_one_fails() -> None:
     assert status["ERR-CODE-1"] == "passed"
 
 
+def test_a_defect_the_service_lets_through_fails_its_rule_and_the_stage() -> None:
+    """An empty detail that reaches the provider breaks INT-DETAIL-1, not only SVC-ORDER-4.
+
+    The stage that should have refused it is broken too; an earlier stage's
+    code would have been an ordering fault alone.
+    """
+    factory, _ = BROKEN_SERVICES["accepts-empty-detail"]
+    report = run_suite(service_factory=factory, kinds=["service"], only=["service-order"], seed=1)
+    failed = {r.requirement.id: r for r in report.results if r.status == "failed"}
+    # The provider saw it, too.
+    assert set(failed) == {"INT-DETAIL-1", "SVC-ORDER-4", "SVC-PASS-1"}
+    assert "expected BAD_INTENT for INT-DETAIL-1" in failed["INT-DETAIL-1"].message
+
+
 def test_unjudged_requirements_are_untested_never_passed() -> None:
     """When every example stalls, what no example judged is untested, and fails the run."""
     factory, _ = BROKEN_PROVIDERS["blocks-the-loop"]

@@ -141,6 +141,8 @@ class Check:
     doc: str = ""
     #: When set, the check runs as one property per case (``Setup.case`` names it).
     cases: tuple[str, ...] = ()
+    #: The share of the profile's examples each case runs (at least 2).
+    case_share: float = 0.25
     #: How many sub-scenarios one example runs, each allowed the whole per-part limit.
     parts: int = 1
     #: Requirements judged only for subjects with these capabilities.
@@ -161,6 +163,7 @@ def check(
     cases: Sequence[str] = (),
     gates: Mapping[str, Callable[[Capabilities], bool]] | None = None,
     parts: int = 1,
+    case_share: float = 0.25,
 ) -> Callable[[Build], Build]:
     """Register the decorated build function as the check *name* covering *covered*."""
     # The engine judges the loop and leak requirements on every example it runs.
@@ -170,7 +173,18 @@ def check(
     def register(function: Build) -> Build:
         doc = (function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else ""
         CHECKS.append(
-            Check(name, kind, every, function, needs, doc, tuple(cases), parts, dict(gates or {}))
+            Check(
+                name,
+                kind,
+                every,
+                function,
+                needs,
+                doc,
+                cases=tuple(cases),
+                case_share=case_share,
+                parts=parts,
+                gates=dict(gates or {}),
+            )
         )
         return function
 
@@ -380,21 +394,26 @@ class Example:
             if not self._closed:
                 self.judged.update(covered)
 
-    def fail(self, requirement: str, message: str) -> None:
-        """Record that this example breaks *requirement*.
+    def fail(self, requirement: str, message: str, *also: str) -> None:
+        """Record that this example breaks *requirement*, and every one of *also*.
 
-        Raises :class:`Failure`, which ends the example, unless the requirement
-        already failed in this check: then the scenario goes on, so that it
-        judges the others.
+        One fault can break several requirements (a defect that went unnoticed
+        breaks the rule it violates and the stage that should have refused
+        it); each is failed with the same message. Raises :class:`Failure`,
+        which ends the example, unless every one of them already failed in
+        this check: then the scenario goes on, so that it judges the others.
         """
+        fresh: list[str] = []
         with self._lock:
             if self._closed:
                 return
-            self.judged.add(requirement)
-            if requirement in self._masked:
-                return
-            self.failures.append((requirement, message))
-        raise Failure(requirement, message)
+            for broken in (requirement, *also):
+                self.judged.add(broken)
+                if broken not in self._masked and broken not in fresh:
+                    self.failures.append((broken, message))
+                    fresh.append(broken)
+        if fresh:
+            raise Failure(fresh[0], message)
 
     def verify(self, requirement: str, ok: bool, message: str | Callable[[], str]) -> bool:
         """Judge *requirement*: pass if *ok*, else :meth:`fail` it. Returns *ok*."""
@@ -642,7 +661,9 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             raise Failure(requirement, message)
 
     test = given(st.data())(example)
-    examples = runtime.examples if not item.cases else max(2, runtime.examples // 4)
+    examples = runtime.examples
+    if item.cases:
+        examples = max(2, int(examples * item.case_share))
     test = _settings(runtime, examples)(test)
     if runtime.seed is not None or not os.environ.get("CI"):
         test = seed(runtime.seed or 0)(test)

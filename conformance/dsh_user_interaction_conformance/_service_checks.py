@@ -44,6 +44,9 @@ _STAGE: Final = {
     ErrorCode.BAD_INTENT: "SVC-ORDER-4",
     ErrorCode.NO_PROVIDER: "SVC-ORDER-5",
 }
+#: The stages in the order ``ask()`` applies them.
+_ORDER: Final = tuple(_STAGE)
+_EARLIER_THAN_INTENT: Final = _ORDER[: _ORDER.index(ErrorCode.BAD_INTENT)]
 _REQUESTS: Final = requests()
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
@@ -110,6 +113,7 @@ _ORDER_CASES: Final = (*INVALID_REQUEST_REQUIREMENTS, "no-provider", "precedence
     "SVC-PASS-1", "ERR-MSG-1", "ERR-CODE-1", *INVALID_REQUEST_REQUIREMENTS,
     kind="service",
     cases=_ORDER_CASES,
+    case_share=0.125,
 )  # fmt: skip
 def service_order(draw: Draws, setup: Setup) -> Scenario:
     """Malformed requests raise the first failing stage's code; the provider never sees them."""
@@ -135,14 +139,16 @@ def service_order(draw: Draws, setup: Setup) -> Scenario:
             "the provider was called for a request that failed a check",
         )
         example.judge(stage, case.requirement)
-        if code_of(outcome) != case.code:
-            # A spec code from another stage is an ordering fault; anything else
-            # means the defect itself went unnoticed.
-            wrong_stage = code_of(outcome) in _STAGE
-            broken = (
-                stage if wrong_stage or case.code is not ErrorCode.BAD_REQUEST else case.requirement
-            )
-            example.fail(broken, f"expected {case.code} for {case.requirement}, got {outcome!r}")
+        got = code_of(outcome)
+        if got != case.code:
+            message = f"expected {case.code} for {case.requirement}, got {outcome!r}"
+            if got in _STAGE and _ORDER.index(got) < _ORDER.index(case.code):
+                # An earlier stage's code: the stages are out of order, and the
+                # defect may well have been seen.
+                example.fail(stage, message)
+            # Anything else (a later stage's code, another error, an answer) means
+            # the defect went unnoticed: it breaks its own rule and the stage.
+            example.fail(case.requirement, message, stage)
             return
         example.verify(
             "ERR-CODE-1",
@@ -210,6 +216,11 @@ def _precedence_request(name: str) -> object:
     return requests[name]
 
 
+#: Precedence cases whose one defect is a rule of its own: a later stage's
+#: outcome means that rule went unnoticed too.
+_UNNOTICED: Final = {"bad intent, no provider": "INT-APPROVE-1"}
+
+
 def _precedence(case: tuple[str, ErrorCode]) -> Scenario:
     name, code = case
     stage = _STAGE[code]
@@ -217,11 +228,15 @@ def _precedence(case: tuple[str, ErrorCode]) -> Scenario:
     async def scenario(example: Example) -> None:
         service = await example.service()
         outcome = await _outcome(example, service, _precedence_request(name), stage)
-        example.verify(
-            stage,
-            code_of(outcome) == code,
-            lambda: f"a request with defects at several stages ({name}) gave {outcome!r}",
-        )
+        got = code_of(outcome)
+        if got == code:
+            example.judge(stage)
+            return
+        message = f"a request with defects at several stages ({name}) gave {outcome!r}"
+        rule = _UNNOTICED.get(name)
+        if rule is not None and not (got in _STAGE and _ORDER.index(got) < _ORDER.index(code)):
+            example.fail(rule, message, stage)
+        example.fail(stage, message)
 
     return scenario
 
@@ -248,13 +263,20 @@ def _intent_text(draw: Draws) -> Scenario:
             "names none of its options"
         )
 
+    rule = "INT-DETAIL-1" if missing_detail else "INT-APPROVE-1"
+
     async def scenario(example: Example) -> None:
         service = await example.service()
         service.register_provider(Recording())
         outcome = await _outcome(example, service, {"questions": [question]}, "SVC-ORDER-4")
+        got = code_of(outcome)
+        example.judge(rule)
+        if got != ErrorCode.BAD_INTENT and got not in _EARLIER_THAN_INTENT:
+            # The defect went unnoticed: its own rule is broken as well as the stage.
+            example.fail(rule, f"expected BAD_INTENT for {rule}, got {outcome!r}", "SVC-ORDER-4")
         example.verify(
             "SVC-ORDER-4",
-            code_of(outcome) == ErrorCode.BAD_INTENT and str(outcome) == message,
+            got == ErrorCode.BAD_INTENT and str(outcome) == message,
             lambda: f"BAD_INTENT message {str(outcome)!r}, not {message!r}",
         )
 

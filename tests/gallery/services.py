@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
@@ -155,6 +155,24 @@ class PlainIntentMessage(Wrapped):
             raise
 
 
+class AcceptsEmptyDetail(Wrapped):
+    """Refuses only a missing detail on an intent, as the original does: an empty one passes."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        questions: object = request.get("questions")
+        if isinstance(questions, list) and any(_empty_detail(q) for q in questions):
+            filled = [{**q, "detail": "(none)"} if _empty_detail(q) else q for q in questions]
+            request = {**request, "questions": filled}  # type: ignore[typeddict-item]
+        return await self.inner.ask(request)
+
+
+def _empty_detail(question: object) -> bool:
+    if not isinstance(question, dict):
+        return False
+    fields = cast("dict[str, object]", question)
+    return "intent" in fields and fields.get("detail") == ""
+
+
 class LosesSameTickCancel:
     """Interrupts its provider on abort by cancelling the caller, then takes back every cancel.
 
@@ -271,6 +289,8 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "copies-answer": (CopiesAnswer, "SVC-STRICT-2"),
     "rejects-unknown-keys": (RejectsUnknownKeys, "REQ-EXTRA-1"),
     "rewords-intent-messages": (PlainIntentMessage, "SVC-ORDER-4"),
+    # It also fails SVC-ORDER-4 (test_suite pins both): the defect went unnoticed.
+    "accepts-empty-detail": (AcceptsEmptyDetail, "INT-DETAIL-1"),
     "loses-same-tick-cancel": (LosesSameTickCancel, "SVC-CANCEL-1"),
     "ignores-cancellation": (IgnoresCancellation, "SVC-CANCEL-1"),
     "asks-before-checking": (AsksBeforeChecking, "SVC-PASS-1"),

@@ -10,7 +10,8 @@ seed first runs only the checks that must catch the entry (``covering()`` in
 of its kind only when they miss it, as the gallery test does; the ``covering``
 column counts the seeds the covering checks caught on their own. That is
 several times faster, and says the same: the other checks can only add
-failures.
+failures. Either way a run stops as soon as the entry is caught
+(``stop_on``): whether it is caught is all a seed is asked.
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ from tests.gallery.providers import BROKEN_PROVIDERS
 from tests.gallery.services import BROKEN_SERVICES
 
 
-def _failed(kind: str, factory: Callable[[], Any], seed: int, only: Collection[str]) -> set[str]:
+def _failed(
+    kind: str,
+    factory: Callable[[], Any],
+    seed: int,
+    only: Collection[str],
+    wanted: Collection[str],
+) -> set[str]:
     factories = {"subject_factory": factory} if kind == "provider" else {"service_factory": factory}
     report = run_suite(
         kinds=[kind],
@@ -34,6 +41,7 @@ def _failed(kind: str, factory: Callable[[], Any], seed: int, only: Collection[s
         seed=seed,
         bound=0.2,
         shrink=False,
+        stop_on=wanted,
         **factories,
     )
     return {r.requirement.id for r in report.results if r.status == "failed"}
@@ -64,12 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         for seed in range(1, args.seeds + 1):
             if covering is not None:
-                hit = bool(_failed(kind, factory, seed, covering(name, kind, requirement)) & wanted)
+                only = covering(name, kind, requirement)
+                hit = bool(_failed(kind, factory, seed, only, wanted) & wanted)
                 first += hit
                 if hit:
                     caught += 1
                     continue
-            caught += bool(_failed(kind, factory, seed, ()) & wanted)
+            caught += bool(_failed(kind, factory, seed, (), wanted) & wanted)
         missed += caught < args.seeds - 1
         seconds = time.monotonic() - started
         by_covering = f"  covering {first:>3}/{args.seeds}" if covering is not None else ""

@@ -6,11 +6,11 @@ import asyncio
 import json
 import re
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import pytest
 
-from dsh_user_interaction import ScriptedProvider
+from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest, ScriptedProvider
 from dsh_user_interaction_conformance import (
     CHECKS,
     Capabilities,
@@ -25,7 +25,7 @@ from dsh_user_interaction_conformance import (
 from dsh_user_interaction_conformance.__main__ import main
 
 from .gallery.providers import BROKEN_PROVIDERS, FACTORY_TRIMS_AND_DROPS_SKIPPED
-from .gallery.services import BROKEN_SERVICES
+from .gallery.services import BROKEN_SERVICES, Wrapped
 
 pytest_plugins = ["pytester"]
 
@@ -213,6 +213,38 @@ def test_a_defect_the_service_lets_through_fails_its_rule_and_the_stage() -> Non
     # The provider saw it, too.
     assert set(failed) == {"INT-DETAIL-1", "SVC-ORDER-4", "SVC-PASS-1"}
     assert "expected BAD_INTENT for INT-DETAIL-1" in failed["INT-DETAIL-1"].message
+
+
+class _IgnoresIntents(Wrapped):
+    """Never looks at an intent: the reference service, asked without them."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        questions: object = request.get("questions")
+        if isinstance(questions, list):
+            items = cast("list[object]", questions)
+            plain: list[object] = [_without_intent(q) for q in items]
+            request = {**request, "questions": plain}  # type: ignore[typeddict-item]
+        return await self.inner.ask(request)
+
+
+def _without_intent(question: object) -> object:
+    if not isinstance(question, dict):
+        return question
+    fields = cast("dict[str, object]", question)
+    return {key: value for key, value in fields.items() if key != "intent"}
+
+
+def test_every_intent_rule_a_service_ignores_fails_with_the_stage() -> None:
+    """Intent defects that pass unnoticed fail their own rules as well as SVC-ORDER-4.
+
+    Unknown approve labels and missing details alike, in the malformed-request,
+    precedence and wording cases.
+    """
+    report = run_suite(
+        service_factory=_IgnoresIntents, kinds=["service"], only=["service-order"], seed=1
+    )
+    failed = {r.requirement.id for r in report.results if r.status == "failed"}
+    assert {"INT-APPROVE-1", "INT-DETAIL-1", "SVC-ORDER-4"} <= failed
 
 
 def test_unjudged_requirements_are_untested_never_passed() -> None:
@@ -432,3 +464,58 @@ def test_a_run_stops_after_the_first_check_that_fails_a_stop_on_requirement() ->
     assert requirement in {r.requirement.id for r in stopped.results if r.status == "failed"}
     whole = run_suite(**options)
     assert len(whole.outcomes) == len([c for c in CHECKS if c.kind == "provider"]) > 1
+
+
+@pytest.mark.slow
+def test_stop_on_also_stops_the_failing_check_from_repeating_itself() -> None:
+    """The check that failed a stop_on ID judges nothing more; without it, it goes on.
+
+    An ask that returned another ask's answer is reported as cross-talk, the
+    cause, never as the shape rules its answer breaks.
+    """
+    factory, requirement = BROKEN_PROVIDERS["answers-oldest-ask"]
+    options: dict[str, Any] = {
+        "subject_factory": factory,
+        "only": ["provider-concurrency"],
+        "seed": 7,
+        "bound": 0.2,
+        "shrink": False,
+    }
+    stopped = run_suite(**options, stop_on=[requirement])
+    status = {r.requirement.id: r for r in stopped.results}
+    assert status[requirement].status == "failed"
+    assert re.fullmatch(
+        r"ask \d returned the answer to ask \d( \(which is still pending\))?: "
+        r"its question ids are ask \d's, not its own",
+        status[requirement].message,
+    )
+    assert {r.status for r in stopped.results} == {"failed", "untested"}
+    assert all(
+        "the run stopped once provider-concurrency failed" in r.message
+        for r in stopped.results
+        if r.status == "untested"
+    )
+    whole = run_suite(**options)
+    judged = {r.requirement.id for r in whole.results if r.status in {"passed", "failed"}}
+    assert len(judged) > len({r for r, s in status.items() if s.status == "failed"})
+
+
+@pytest.mark.slow
+def test_a_concurrent_ui_that_shows_one_ask_at_a_time_fails_within_the_bound() -> None:
+    """PRV-CONC-1 fails, naming the ask that never appeared, well before the example's limit."""
+    factory, requirement = BROKEN_PROVIDERS["shows-one-ask-at-a-time"]
+    report = run_suite(
+        subject_factory=factory,
+        only=["provider-concurrency"],
+        seed=7,
+        bound=0.2,
+        shrink=False,
+        stop_on=[requirement],
+    )
+    failed = {r.requirement.id: r for r in report.results if r.status == "failed"}
+    assert set(failed) == {requirement}
+    assert re.fullmatch(
+        r"ask [\d, ]+ never appeared while (ask [\d, ]+) (was|were) pending: a UI that "
+        r"declares itself concurrent must show every pending ask at once",
+        failed[requirement].message,
+    )

@@ -94,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="REQ-ID",
-        help="stop after the first check that fails this requirement (a gallery's way to judge)",
+        help="stop as soon as a check fails this requirement (a gallery's way to judge)",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report here")
     parser.add_argument(

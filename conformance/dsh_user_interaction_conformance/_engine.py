@@ -311,6 +311,8 @@ class Runtime:
     seed: int | None
     bound: float
     shrink: bool = True
+    #: Once one of these fails, the check stops repeating itself to judge the others.
+    stop_on: frozenset[str] = frozenset()
     #: The ``Subject.name`` of every subject built, for the report.
     subject_names: set[str] = field(default_factory=set[str])
 
@@ -816,7 +818,7 @@ def run_check(item: Check, runtime: Runtime) -> CheckOutcome:
     masked: set[str] = set()
     hangs = 0
     for case in item.cases or ("",):
-        if hangs >= _MAX_HANGS:
+        if hangs >= _MAX_HANGS or not runtime.stop_on.isdisjoint(masked):
             break
         why = f"not judged: {item.name} found too many failures to judge it"
         for _ in range(_MAX_ATTEMPTS):
@@ -836,6 +838,9 @@ def run_check(item: Check, runtime: Runtime) -> CheckOutcome:
                 why = ""
                 break
             masked.update(attempt.failures)
+            if not runtime.stop_on.isdisjoint(masked):
+                why = f"not judged: the run stopped once {item.name} failed what it looked for"
+                break
             if all(r in masked for r in item.requirements) or hangs >= _MAX_HANGS:
                 break
         if why:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import Coroutine, Sequence
+from collections.abc import Collection, Coroutine, Mapping, Sequence
 from typing import Any, Final, cast
 
 from hypothesis import strategies as st
@@ -407,6 +407,94 @@ def _pieces(batch: Sequence[AskUserQuestionRequest]) -> st.SearchStrategy[list[i
     return st.lists(st.integers(1, len(batch)), min_size=1, max_size=len(batch))
 
 
+def _ids(value: object) -> tuple[object, ...] | None:
+    """The ids of an answer's items, or of a request's questions; ``None`` if it has none."""
+    if not isinstance(value, Mapping):
+        return None
+    items: object = cast("Mapping[str, object]", value).get("answers")
+    if items is None:
+        items = cast("Mapping[str, object]", value).get("questions")
+    if not isinstance(items, list):
+        return None
+    return tuple(
+        cast("Mapping[str, object]", item).get("id") if isinstance(item, Mapping) else None
+        for item in cast("list[object]", items)
+    )
+
+
+def _meant_for(answer: object, asked: Sequence[AskUserQuestionRequest], index: int) -> int | None:
+    """The other ask whose questions *answer* answers, when it cannot be ask *index*'s."""
+    got = _ids(answer)
+    own = _ids(asked[index])
+    if got is None or got == own:
+        return None
+    return next((n for n, request in enumerate(asked) if n != index and _ids(request) == got), None)
+
+
+async def _all_shown(
+    example: Example,
+    subject: Subject,
+    asked: Sequence[AskUserQuestionRequest],
+    tasks: Sequence[asyncio.Future[Any]],
+) -> None:
+    """Wait until every pending ask is on screen at once, as a concurrent UI must show them.
+
+    An ask that has not appeared after twice the bound and a second (by the
+    example's loop clock, which leaves out time spent waiting for a CPU)
+    fails ``PRV-CONC-1``: a UI that shows one ask at a time is not concurrent,
+    and waiting for it would only end at the example's limit.
+    """
+    showing = [
+        asyncio.ensure_future(
+            _perform(example, subject, r, Nothing(), requirement="PRV-CONC-1", ask=t)
+        )
+        for r, t in zip(asked, tasks, strict=True)
+    ]
+    try:
+        _, waiting = await asyncio.wait(showing, timeout=2 * example.bound + 1.0)
+        for step in showing:
+            if step.done():
+                step.result()  # a driver that raised is reported under this stage
+        if waiting:
+            missing = [n for n, step in enumerate(showing) if step in waiting]
+            shown = [n for n in range(len(showing)) if n not in missing]
+            example.fail(
+                "PRV-CONC-1",
+                f"ask {', '.join(map(str, missing))} never appeared while "
+                f"{'ask ' + ', '.join(map(str, shown)) if shown else 'the others'} "
+                f"{'was' if len(shown) == 1 else 'were'} pending: a UI that declares itself "
+                "concurrent must show every pending ask at once",
+            )
+    finally:
+        for step in showing:
+            step.cancel()
+        await asyncio.wait(showing, timeout=example.bound)
+
+
+def _judge_cross_talk(
+    example: Example,
+    asked: Sequence[AskUserQuestionRequest],
+    tasks: Sequence[asyncio.Future[Any]],
+    done: Collection[asyncio.Future[Any]],
+) -> None:
+    """Fail ``PRV-CONC-1`` for an ask that returned another ask's answer.
+
+    That is the cause; the shape rules it breaks, and the other ask left
+    pending, are its symptoms, so it is reported first.
+    """
+    for index, task in enumerate(tasks):
+        if task not in done or task.cancelled() or task.exception() is not None:
+            continue
+        meant = _meant_for(task.result(), asked, index)
+        if meant is not None:
+            left = " (which is still pending)" if tasks[meant] not in done else ""
+            example.fail(
+                "PRV-CONC-1",
+                f"ask {index} returned the answer to ask {meant}{left}: its question ids "
+                f"are ask {meant}'s, not its own",
+            )
+
+
 @check("provider-concurrency", "PRV-CONC-1", kind="provider", needs=lambda c: c.concurrent, parts=2)
 def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
     """Several pending asks, answered in any interleaving, each get their own answer.
@@ -432,12 +520,7 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
         ]
         tasks = [asyncio.ensure_future(subject.provider.ask(r)) for r in live]
         try:
-            await asyncio.gather(
-                *(
-                    _perform(example, subject, r, Nothing(), requirement="PRV-CONC-1", ask=t)
-                    for r, t in zip(live, tasks, strict=True)
-                )
-            )
+            await _all_shown(example, subject, live, tasks)
             remaining = list(order)
             for size in groups:
                 group, remaining = remaining[:size], remaining[size:]
@@ -472,6 +555,7 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
             example.stage("PRV-CONC-1", "the concurrent asks, once every human had acted")
             done, _ = await asyncio.wait(tasks, timeout=example.bound)
             example.judge("PRV-CONC-1")
+            _judge_cross_talk(example, live, tasks, done)
             for index, (request, behaviour, task) in enumerate(
                 zip(live, behaviours, tasks, strict=True)
             ):

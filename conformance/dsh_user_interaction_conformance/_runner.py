@@ -238,9 +238,10 @@ def run_suite(
     by default the factory's declaration (:func:`with_capabilities`), else
     everything. *only* limits the run to the named checks; *baseline* maps
     requirement IDs to the reason they are expected to fail. *on_check* is
-    called as each check finishes. With *stop_on*, the run stops after the
-    first check that fails one of those requirement IDs; the checks after it
-    are left out of the report, as with *only* (a gallery judges a broken
+    called as each check finishes. With *stop_on*, the run stops as soon as
+    a check fails one of those requirement IDs: that check judges nothing
+    more (what it had not judged is reported untested), and the checks after
+    it are left out of the report, as with *only* (a gallery judges a broken
     implementation this way, and stops once it is caught).
 
     Raises :class:`ValueError` for a bad argument and :class:`SetupError`
@@ -271,6 +272,7 @@ def run_suite(
         seed,
         float(bound),
         shrink,
+        stopping,
     )
     selected: list[Check] = [c for c in CHECKS if c.kind in kinds and (not only or c.name in only)]
     if not selected:

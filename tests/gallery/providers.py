@@ -52,6 +52,8 @@ class Flaws:
     swallows_cancel: bool = False
     mutates: bool = False
     single_slot: bool = False
+    #: Shows only its oldest pending ask, though it declares itself concurrent.
+    one_at_a_time: bool = False
 
 
 @dataclass
@@ -115,6 +117,10 @@ class FlawedUI:
             answer = self.flaws.transform_when_busy(request, answer)
         return answer  # type: ignore[return-value] # deliberately unchecked
 
+    def visible(self) -> list[_Pending]:
+        """The pending asks on screen."""
+        return self.pending[:1] if self.flaws.one_at_a_time else self.pending
+
     def _drop(self, entry: _Pending) -> None:
         if entry in self.pending:
             self.pending.remove(entry)
@@ -129,7 +135,7 @@ class FlawedDriver:
 
     async def perform(self, request: AskUserQuestionRequest, behaviour: Behaviour) -> None:
         while True:
-            found = [p for p in self.ui.pending if p.request is request]
+            found = [p for p in self.ui.visible() if p.request is request]
             if found:
                 break
             await asyncio.sleep(0)
@@ -155,7 +161,7 @@ class FlawedDriver:
             entry.future.set_result({"answers": items})
 
     async def is_shown(self, request: AskUserQuestionRequest) -> bool:
-        return any(p.request is request for p in self.ui.pending)
+        return any(p.request is request for p in self.ui.visible())
 
 
 async def _stubborn() -> None:
@@ -294,6 +300,7 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
         "PRV-TEXT-1",
     ),
     "answers-oldest-ask": (_subject(Flaws(answers_oldest=True)), "PRV-CONC-1"),
+    "shows-one-ask-at-a-time": (_subject(Flaws(one_at_a_time=True)), "PRV-CONC-1"),
     "swallows-cancellation-forever": (_subject(Flaws(swallows_forever=True)), "PRV-CANCEL-1"),
     "blocks-the-loop": (_subject(Flaws(blocks_for=0.6)), "PRV-LOOP-1"),
     "leaks-a-stubborn-task": (_subject(Flaws(leaks_task=True)), "PRV-LEAK-1"),

@@ -26,6 +26,7 @@ import pytest
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.alone,
     pytest.mark.skipif(
         sys.platform != "linux",
         reason="judged by schedstat; elsewhere tests/test_loop.py covers the second run",

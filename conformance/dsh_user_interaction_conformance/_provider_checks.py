@@ -20,7 +20,7 @@ from dsh_user_interaction import (
     answer_violations,
 )
 
-from ._behaviour import Action, Behaviour, Dismiss, Nothing, expected_answer
+from ._behaviour import Behaviour, Dismiss, Nothing, expected_answer
 from ._engine import Draws, Example, Scenario, Setup, check
 from ._stand_ins import code_of
 from ._subject import Subject
@@ -403,6 +403,12 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
     return scenario
 
 
+def _one_of(count: int, *, but: int | None) -> st.SearchStrategy[int | None]:
+    """None, or an index below *count* other than *but*; shrinks toward None."""
+    others = [n for n in range(count) if n != but]
+    return st.none() | st.sampled_from(others)
+
+
 def _pieces(batch: Sequence[AskUserQuestionRequest]) -> st.SearchStrategy[list[int]]:
     return st.lists(st.integers(1, len(batch)), min_size=1, max_size=len(batch))
 
@@ -500,17 +506,23 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
     """Several pending asks, answered in any interleaving, each get their own answer.
 
     The human answers in a drawn order (the newest first as often as any
-    other), several in the same tick, and one ask may be aborted while the
-    others wait.
+    other), several in the same tick; one ask may be aborted, and another
+    dismissed by the human, while the others wait: they stay pending and
+    answerable.
     """
     count = draw(st.integers(2, 4), "pending asks")
     batch = [draw(_SMALL_REQUESTS, f"request {n}") for n in range(count)]
-    behaviours: list[tuple[Action, ...]] = [
+    behaviours: list[Behaviour] = [
         draw(actions(r, setup.capabilities), f"actions {n}") for n, r in enumerate(batch)
     ]
     order = draw(st.permutations(range(count)), "answer order")
     groups = draw(_pieces(batch), "answered together (sizes of consecutive groups)")
     aborted = draw(st.none() | st.integers(0, count - 1), "aborted ask")
+    dismissed = None
+    if setup.capabilities.can_dismiss:
+        dismissed = draw(_one_of(count, but=aborted), "dismissed ask (its dialog closed)")
+        if dismissed is not None:
+            behaviours[dismissed] = Dismiss()
 
     async def scenario(example: Example) -> None:
         subject = await example.subject()
@@ -571,9 +583,19 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
                         f"ask {index} was aborted but ended with {error or task!r}",
                     )
                     continue
+                if index == dismissed:
+                    ok = error is not None and code_of(error) == ErrorCode.ASK_CANCELLED
+                    example.verify(
+                        "PRV-CONC-1",
+                        ok,
+                        f"ask {index} was dismissed but ended with {error or task!r}",
+                    )
+                    continue
                 if task.cancelled() or error is not None:
                     example.fail("PRV-CONC-1", f"ask {index} raised {error or 'cancellation'!r}")
                     continue
+                if isinstance(behaviour, (Dismiss, Nothing)):
+                    continue  # only the dismissed ask: judged above
                 compare(
                     example,
                     request,

@@ -54,6 +54,8 @@ class Flaws:
     single_slot: bool = False
     #: Shows only its oldest pending ask, though it declares itself concurrent.
     one_at_a_time: bool = False
+    #: Closing one ask's dialog rejects every pending ask.
+    dismiss_closes_all: bool = False
 
 
 @dataclass
@@ -147,7 +149,10 @@ class FlawedDriver:
         if isinstance(behaviour, Nothing):
             return
         if isinstance(behaviour, Dismiss):
-            entry.future.set_exception(UserInteractionError.of(self.ui.flaws.dismiss_code))
+            closed = self.ui.pending if self.ui.flaws.dismiss_closes_all else [entry]
+            for each in closed:
+                if not each.future.done():
+                    each.future.set_exception(UserInteractionError.of(self.ui.flaws.dismiss_code))
             return
         items: list[Answer] = []
         for question, action in zip(request["questions"], behaviour, strict=True):
@@ -301,6 +306,7 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
     ),
     "answers-oldest-ask": (_subject(Flaws(answers_oldest=True)), "PRV-CONC-1"),
     "shows-one-ask-at-a-time": (_subject(Flaws(one_at_a_time=True)), "PRV-CONC-1"),
+    "dismiss-closes-every-ask": (_subject(Flaws(dismiss_closes_all=True)), "PRV-CONC-1"),
     "swallows-cancellation-forever": (_subject(Flaws(swallows_forever=True)), "PRV-CANCEL-1"),
     "blocks-the-loop": (_subject(Flaws(blocks_for=0.6)), "PRV-LOOP-1"),
     "leaks-a-stubborn-task": (_subject(Flaws(leaks_task=True)), "PRV-LEAK-1"),

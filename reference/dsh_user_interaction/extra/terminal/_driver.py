@@ -36,7 +36,7 @@ from dsh_user_interaction_conformance import (
 )
 
 from .._polling import poll_until
-from ._provider import TerminalProvider
+from ._provider import ESCAPE_DELAY, TerminalProvider
 
 __all__ = ["CAPABILITIES", "TerminalDriver", "VirtualTerminal", "terminal_subject"]
 
@@ -232,7 +232,18 @@ class TerminalDriver:
             if isinstance(behaviour, Dismiss):
                 self._dismissals += 1
                 # Esc and Ctrl-C both dismiss; use both.
-                self.keyboard.send_text(ESCAPE if self._dismissals % 2 else CTRL_C)
+                key = ESCAPE if self._dismissals % 2 else CTRL_C
+                self.keyboard.send_text(key)
+                if key == ESCAPE:
+                    # A lone Esc acts only after two waits of ESCAPE_DELAY with no key
+                    # after it: the input's parser holds it as the start of a sequence,
+                    # then the key bindings as the prefix of Alt-key. A key sent sooner
+                    # (paging to another pending ask) would join it, and the dismissal
+                    # would be lost. Both waits are timed on this loop's clock.
+                    for _ in range(2):
+                        await self.settled()
+                        await asyncio.sleep(ESCAPE_DELAY)
+                await self.settled()
                 return
             count = len(request["questions"])
             for position, (question, action) in enumerate(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
@@ -127,13 +128,22 @@ def test_failures_exit_1_and_print_a_reproducer(capsys: pytest.CaptureFixture[st
     assert "reproduce_failure" not in out
 
 
-def test_baseline_turns_failures_into_expected_and_flags_stale_entries(tmp_path: Path) -> None:
-    """Baselined failures pass the run; a baselined requirement that passes fails it."""
+def test_baseline_turns_failures_into_expected_and_flags_stale_entries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Baselined failures pass the run; a baselined requirement that passes fails it.
+
+    A check line whose every failure is baselined says "expected", not FAILED.
+    """
     baseline = tmp_path / "baseline.json"
     baseline.write_text(
         json.dumps({"expected-failures": {"ANS-KEYS-1": "echoes question text until v2"}})
     )
+    capsys.readouterr()
     assert main([*BROKEN_RUN, "--baseline", str(baseline)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  expected  provider-answers .* ANS-KEYS-1 \(expected\)$", out, re.M), out
+    assert "FAILED" not in out
     baseline.write_text(json.dumps({"expected-failures": {"PRV-CANCEL-1": "was broken"}}))
     reference = ["--profile", "quick", "--seed", "9", "--only", "provider-lifecycle"]
     assert main([*reference, "--baseline", str(baseline)]) == 1
@@ -245,6 +255,32 @@ def test_every_intent_rule_a_service_ignores_fails_with_the_stage() -> None:
     )
     failed = {r.requirement.id for r in report.results if r.status == "failed"}
     assert {"INT-APPROVE-1", "INT-DETAIL-1", "SVC-ORDER-4"} <= failed
+
+
+class _AnswersItself(Wrapped):
+    """Skips every question itself and never calls its provider."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
+
+
+@pytest.mark.parametrize(
+    ("factory", "said"),
+    [
+        (_AnswersItself, "the provider was never called: ask() ended with {'answers': "),
+        (BROKEN_SERVICES["copies-request"][0], "the provider received an equal copy of the"),
+    ],
+    ids=["never-called", "copied"],
+)
+def test_a_request_not_passed_on_is_described_as_what_happened(
+    factory: Callable[[], Any], said: str
+) -> None:
+    """SVC-PASS-1 says whether the provider was never called or got a copy."""
+    report = run_suite(
+        service_factory=factory, kinds=["service"], only=["service-pass-through"], seed=1
+    )
+    failed = {r.requirement.id: r for r in report.results if r.status == "failed"}
+    assert failed["SVC-PASS-1"].message.startswith(said), failed["SVC-PASS-1"].message
 
 
 def test_unjudged_requirements_are_untested_never_passed() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from hypothesis import strategies as st
@@ -375,7 +375,7 @@ def service_pass_through(draw: Draws, setup: Setup) -> Scenario:
         example.verify(
             "SVC-PASS-1",
             len(provider.seen) == 1 and provider.seen[0] is request,
-            "the provider did not receive the very request object",
+            lambda: _passed_on(provider.seen, request, outcome),
         )
         example.verify(
             "REQ-AGENT-2",
@@ -390,6 +390,17 @@ def service_pass_through(draw: Draws, setup: Setup) -> Scenario:
             )
 
     return scenario
+
+
+def _passed_on(seen: Sequence[object], request: object, outcome: object) -> str:
+    """What went wrong with the one request the provider should have received, in plain words."""
+    if not seen:
+        return f"the provider was never called: ask() ended with {outcome!r} without asking it"
+    if len(seen) > 1:
+        return f"the provider was called {len(seen)} times for one ask()"
+    if seen[0] == request:
+        return "the provider received an equal copy of the request, not the caller's very object"
+    return f"the provider received another request: {seen[0]!r}"
 
 
 async def _leaks(example: Example, signal: AbortSignal, tasks_before: int) -> None:

@@ -420,6 +420,30 @@ def test_a_driver_that_claims_other_capabilities_is_a_setup_error() -> None:
         run_suite(subject_factory=factory, kinds=["provider"], profile="quick", seed=1)
 
 
+class _SyncIsShown(ScriptedDriver):
+    """A driver whose is_shown is a plain function: a driver mistake."""
+
+    def is_shown(self, request: Any) -> bool:  # type: ignore[override]  # the mistake under test
+        return False
+
+
+def test_a_driver_method_that_is_not_async_is_a_setup_error_naming_the_driver() -> None:
+    """A plain-def is_shown stops the run as a set-up error naming the driver.
+
+    It is never reported as failures of the provider's abort or cancel rules.
+    """
+
+    def factory() -> Subject:
+        provider = ScriptedProvider()
+        # A type checker refuses this driver already; an untyped one meets it at run time.
+        driver: Any = _SyncIsShown(provider)
+        return Subject(provider, driver)
+
+    with pytest.raises(SetupError, match=r"_SyncIsShown\.is_shown must be async") as raised:
+        run_suite(subject_factory=factory, kinds=["provider"], profile="quick", seed=1)
+    assert "driver skeleton" in str(raised.value)
+
+
 def test_under_ci_the_run_is_derandomised_and_says_so(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -448,6 +448,21 @@ class Example:
             raise SetupError(
                 f"the subject factory {name} returned a Subject without {', '.join(lacking)}"
             )
+        # A driver mistake is the driver's, never a failure of the provider's requirements.
+        not_async = [
+            method
+            for method in ("perform", "is_shown")
+            if not inspect.iscoroutinefunction(getattr(made.driver, method))
+        ]
+        if not_async:
+            driver = type(made.driver).__qualname__
+            raise SetupError(
+                f"the driver {driver} of {name}: "
+                + ", ".join(f"{driver}.{m}" for m in not_async)
+                + f" must be async (`async def`), since the suite awaits "
+                f"{'it' if len(not_async) == 1 else 'them'}; see the driver skeleton "
+                "in the provider guide"
+            )
         declared = getattr(made.driver, "capabilities", None)
         if declared is not None and declared != self.capabilities:
             raise SetupError(

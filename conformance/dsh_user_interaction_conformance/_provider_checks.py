@@ -21,6 +21,7 @@ from dsh_user_interaction import (
 )
 
 from ._behaviour import Behaviour, Dismiss, Nothing, expected_answer
+from ._difference import describe_difference
 from ._engine import Draws, Example, Scenario, Setup, check
 from ._stand_ins import code_of
 from ._subject import Subject
@@ -190,7 +191,8 @@ def compare(
         if "custom" in want and "custom" in got and want["custom"] != got["custom"]:
             example.fail(
                 "PRV-TEXT-1",
-                f"{where}: the human typed {want['custom']!r}, the answer says {got['custom']!r}",
+                f"{where}: the human typed {want['custom']!r}, the answer says "
+                f"{got['custom']!r}; {describe_difference(want['custom'], got['custom'])}",
             )
         if ("custom" in want) != ("custom" in got):
             said = "typed text" if "custom" in want else "typed nothing"

@@ -36,6 +36,7 @@ from __future__ import annotations
 import copy
 import functools
 import random
+import unicodedata
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -407,6 +408,7 @@ def _fresh(label: str, taken: Collection[str]) -> str:
 _booleans: Final = st.booleans()
 _one_in_four: Final = st.integers(0, 3)
 _one_in_five: Final = st.integers(0, 4)
+_one_in_eight: Final = st.integers(0, 7)
 
 
 @functools.cache
@@ -631,10 +633,59 @@ def _bad_intent(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | N
     return ErrorCode.BAD_REQUEST, "intent"
 
 
+#: Look-alike characters: each maps to another code point that looks the same.
+_LOOK_ALIKES: Final = str.maketrans(
+    "aceopxyAEHKMOPTXlI",
+    # The Cyrillic letters of the same shapes, in the same order.
+    "\u0430\u0441\u0435\u043e\u0440\u0445\u0443\u0410\u0415"
+    "\u041d\u041a\u041c\u041e\u0420\u0422\u0425\u04cf\u0406",
+)
+#: How a near miss differs from the text it misses, one way at a time: by case,
+#: by Unicode normalisation, by surrounding whitespace, or by a look-alike.
+_NEAR_MISSES: Final[tuple[Callable[[str], str], ...]] = (
+    str.swapcase,
+    str.upper,
+    str.lower,
+    lambda text: unicodedata.normalize("NFC", text),
+    lambda text: unicodedata.normalize("NFD", text),
+    lambda text: unicodedata.normalize("NFKC", text),
+    lambda text: unicodedata.normalize("NFKD", text),
+    lambda text: f" {text}",
+    lambda text: f"{text}\u00a0",
+    str.strip,
+    lambda text: text.translate(_LOOK_ALIKES),
+    lambda text: f"{text[:1]}\u200b{text[1:]}",
+)
+_near_miss_kind: Final = st.integers(0, len(_NEAR_MISSES) - 1)
+
+
+def _near_miss(draw: st.DrawFn, text: str, taken: Collection[str]) -> str | None:
+    """*text* changed in one way an exact comparison must notice, and none of *taken*.
+
+    ``None`` when no way changes it into something new.
+    """
+    first = draw(_near_miss_kind)
+    for step in range(len(_NEAR_MISSES)):
+        missed = _NEAR_MISSES[(first + step) % len(_NEAR_MISSES)](text)
+        if missed != text and missed not in taken:
+            return missed
+    return None
+
+
 def _approve_unknown(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | None]:
+    # 7 (the largest) is the rare branch: Hypothesis draws the simplest value, 0, often.
+    if not question.get("options") and draw(_one_in_eight) != 7:
+        question["options"] = draw(_options(1, 4))
+    offered = _labels_of(question)
+    approve = None
+    if offered and draw(_one_in_eight) != 7:
+        # Mostly a near miss of an offered label, so that a service comparing the
+        # approve label loosely (case, normalisation, whitespace, look) is caught;
+        # sometimes a label unlike any.
+        approve = _near_miss(draw, offered[draw(_below(len(offered)))], offered)
     question["intent"] = {
         "kind": draw(_INTENT_KIND),
-        "approve": _fresh(draw(_labels), _labels_of(question)),
+        "approve": approve if approve is not None else _fresh(draw(_labels), offered),
     }
     question["detail"] = "the plan"
     return ErrorCode.BAD_INTENT, None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import unicodedata
 from collections.abc import Callable
 from typing import Any, Self, cast
 
@@ -166,6 +167,48 @@ class AcceptsEmptyDetail(Wrapped):
         return await self.inner.ask(request)
 
 
+class LooseApprove(Wrapped):
+    """Finds the approve label among the options without regard to case, form or spacing."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        questions: object = request.get("questions")
+        if isinstance(questions, list):
+            loosened = [_loosen_approve(q) for q in cast("list[object]", questions)]
+            request = {**request, "questions": loosened}  # type: ignore[typeddict-item]
+        return await self.inner.ask(request)
+
+
+_DICT: type[Any] = dict
+_LIST: type[Any] = list
+_STR: type[Any] = str
+
+
+def _loose(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold().strip()
+
+
+def _loosen_approve(question: object) -> object:
+    """*question* with its approve label replaced by the option it loosely matches."""
+    # Exact type tests against `type[Any]` names keep these values `Any` for the
+    # type checkers (isinstance would narrow them to dicts of unknowns).
+    fields: Any = question
+    if type(fields) is not _DICT:
+        return question
+    intent: Any = fields.get("intent")
+    options: Any = fields.get("options")
+    if type(intent) is not _DICT or type(options) is not _LIST:
+        return question
+    approve: Any = intent.get("approve")
+    labels: list[object] = [o.get("label") for o in options if type(o) is _DICT]
+    if type(approve) is not _STR or approve in labels:
+        return question
+    found = [x for x in labels if isinstance(x, str) and _loose(x) == _loose(approve)]
+    if not found:
+        return question
+    loosened: dict[str, object] = {**fields, "intent": {**intent, "approve": found[0]}}
+    return loosened
+
+
 def _empty_detail(question: object) -> bool:
     if not isinstance(question, dict):
         return False
@@ -291,6 +334,8 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "rewords-intent-messages": (PlainIntentMessage, "SVC-ORDER-4"),
     # It also fails SVC-ORDER-4 (test_suite pins both): the defect went unnoticed.
     "accepts-empty-detail": (AcceptsEmptyDetail, "INT-DETAIL-1"),
+    # The near misses of an offered label that the suite draws as approve labels.
+    "loose-approve-label": (LooseApprove, "INT-APPROVE-1"),
     "loses-same-tick-cancel": (LosesSameTickCancel, "SVC-CANCEL-1"),
     "ignores-cancellation": (IgnoresCancellation, "SVC-CANCEL-1"),
     "asks-before-checking": (AsksBeforeChecking, "SVC-PASS-1"),

@@ -420,6 +420,19 @@ def test_a_driver_that_claims_other_capabilities_is_a_setup_error() -> None:
         run_suite(subject_factory=factory, kinds=["provider"], profile="quick", seed=1)
 
 
+def test_a_wrong_factory_stops_the_run_before_any_check_runs() -> None:
+    """The factories' products are checked first: no binding check runs before the set-up error."""
+    ran: list[str] = []
+    with pytest.raises(SetupError, match="not a Subject"):
+        run_suite(
+            subject_factory=lambda: "a provider",  # type: ignore[arg-type,return-value]  # the mistake
+            profile="quick",
+            seed=1,
+            on_check=lambda outcome: ran.append(outcome.check.name),
+        )
+    assert ran == []
+
+
 class _SyncIsShown(ScriptedDriver):
     """A driver whose is_shown is a plain function: a driver mistake."""
 

@@ -75,6 +75,7 @@ __all__ = [
     "SetupError",
     "StallRecord",
     "check",
+    "preflight",
 ]
 
 T = TypeVar("T")
@@ -820,6 +821,34 @@ on_example: list[Callable[[float], None]] = []
 _MAX_ATTEMPTS = 12
 #: After this many slow failures (hangs), a check stops; what it did not judge is unjudged.
 _MAX_HANGS = 2
+
+
+def preflight(runtime: Runtime, checks: Sequence[Check]) -> None:
+    """Build a subject and a service as *checks* will, before any of them runs.
+
+    A factory that raises or returns the wrong object, or a driver whose
+    methods are not ``async``, is a :class:`SetupError` at once, before the
+    binding checks, never after them. What is built is torn down again.
+    """
+    kinds = [k for k in ("provider", "service") if any(c.kind == k for c in checks)]
+    if not kinds:
+        return
+    first = next(c for c in checks if c.kind == kinds[0])
+    example = Example(first, runtime, frozenset())
+
+    async def probe() -> None:
+        if "provider" in kinds:
+            await example.subject()
+        if "service" in kinds:
+            await example.service()
+
+    result = run_bounded(
+        probe, teardown=example.teardown, limit=runtime.limit(), bound=runtime.bound
+    )
+    example.close()
+    if isinstance(result.error, SetupError):
+        raise result.error
+    # Anything else (a factory that hangs, say) is the checks' to judge and report.
 
 
 def run_check(item: Check, runtime: Runtime) -> CheckOutcome:

@@ -27,7 +27,16 @@ import dsh_user_interaction
 
 from . import _binding_checks, _provider_checks, _service_checks
 from ._capabilities import Capabilities
-from ._engine import CHECKS, PROFILES, Check, CheckOutcome, Runtime, SetupError, run_check
+from ._engine import (
+    CHECKS,
+    PROFILES,
+    Check,
+    CheckOutcome,
+    Runtime,
+    SetupError,
+    preflight,
+    run_check,
+)
 from ._registry import Requirement, requirements
 from ._subject import (
     ServiceFactory,
@@ -281,6 +290,7 @@ def run_suite(
             f"nothing would be checked: {chosen}, of the kinds {', '.join(kinds) or 'none'}; "
             "see --list"
         )
+    preflight(runtime, selected)
     outcomes: list[CheckOutcome] = []
     for item in selected:
         outcome = run_check(item, runtime)

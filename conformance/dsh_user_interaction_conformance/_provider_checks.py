@@ -570,6 +570,8 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
             done, _ = await asyncio.wait(tasks, timeout=example.bound)
             example.judge("PRV-CONC-1")
             _judge_cross_talk(example, live, tasks, done)
+            ended_by = {aborted: ("aborted", ErrorCode.ASK_ABORTED)}
+            ended_by[dismissed] = ("dismissed", ErrorCode.ASK_CANCELLED)
             for index, (request, behaviour, task) in enumerate(
                 zip(live, behaviours, tasks, strict=True)
             ):
@@ -577,20 +579,13 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
                     example.fail("PRV-CONC-1", f"ask {index} is still pending after its answer")
                     continue
                 error = None if task.cancelled() else task.exception()
-                if index == aborted:
-                    ok = error is not None and code_of(error) == ErrorCode.ASK_ABORTED
+                ended = ended_by.get(index)
+                if ended is not None:
+                    how, code = ended
                     example.verify(
                         "PRV-CONC-1",
-                        ok,
-                        f"ask {index} was aborted but ended with {error or task!r}",
-                    )
-                    continue
-                if index == dismissed:
-                    ok = error is not None and code_of(error) == ErrorCode.ASK_CANCELLED
-                    example.verify(
-                        "PRV-CONC-1",
-                        ok,
-                        f"ask {index} was dismissed but ended with {error or task!r}",
+                        error is not None and code_of(error) == code,
+                        f"ask {index} was {how} but ended with {error or task!r}",
                     )
                     continue
                 if task.cancelled() or error is not None:

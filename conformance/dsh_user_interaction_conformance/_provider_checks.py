@@ -405,10 +405,9 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
     return scenario
 
 
-def _one_of(count: int, *, but: int | None) -> st.SearchStrategy[int | None]:
-    """None, or an index below *count* other than *but*; shrinks toward None."""
-    others = [n for n in range(count) if n != but]
-    return st.none() | st.sampled_from(others)
+def _one_of(indices: Sequence[int]) -> st.SearchStrategy[int | None]:
+    """None, or one of *indices*; shrinks toward None."""
+    return st.none() | st.sampled_from(indices)
 
 
 def _pieces(batch: Sequence[AskUserQuestionRequest]) -> st.SearchStrategy[list[int]]:
@@ -521,8 +520,11 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
     groups = draw(_pieces(batch), "answered together (sizes of consecutive groups)")
     aborted = draw(st.none() | st.integers(0, count - 1), "aborted ask")
     dismissed = None
-    if setup.capabilities.can_dismiss:
-        dismissed = draw(_one_of(count, but=aborted), "dismissed ask (its dialog closed)")
+    # The dismissed ask is one the human acts on before another ask they answer, so
+    # some ask is pending when the dialog closes; that ask must stay open.
+    answered = [n for n in order if n != aborted]
+    if setup.capabilities.can_dismiss and len(answered) > 1:
+        dismissed = draw(_one_of(answered[:-1]), "dismissed ask (its dialog closed)")
         if dismissed is not None:
             behaviours[dismissed] = Dismiss()
 
@@ -538,6 +540,17 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
             remaining = list(order)
             for size in groups:
                 group, remaining = remaining[:size], remaining[size:]
+                if dismissed in group:
+                    # The dialog closes first; the rest of its group then answer.
+                    group.remove(dismissed)
+                    await _perform(
+                        example,
+                        subject,
+                        live[dismissed],
+                        behaviours[dismissed],
+                        requirement="PRV-CONC-1",
+                        ask=tasks[dismissed],
+                    )
                 steps: list[Coroutine[Any, Any, None]] = []
                 for index in group:
                     if index == aborted:

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
+
 #: What serving a subject never needs.
 HEAVY = (
     "hypothesis",
@@ -53,6 +55,7 @@ def test_importing_the_child_loads_no_test_or_validation_library() -> None:
     assert _loaded("import dsh_user_interaction_conformance.child") == []
 
 
+@pytest.mark.slow
 def test_the_front_module_loads_a_name_on_first_use() -> None:
     """Importing the package loads nothing heavy; asking for a check-side name loads it."""
     assert _loaded("import dsh_user_interaction_conformance") == []
@@ -116,6 +119,7 @@ def test_a_child_serves_a_subject_end_to_end_without_them() -> None:
         assert _listed(child.stderr.read().decode()) == []
 
 
+@pytest.mark.slow
 def test_the_command_line_and_the_plugin_still_load_the_checks() -> None:
     """The suite's command line and its pytest plugin import the checks they run."""
     loaded = _loaded("import dsh_user_interaction_conformance.__main__")

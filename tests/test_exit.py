@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -25,6 +27,7 @@ def _run(*args: str, cwd: Path) -> tuple[int, str, float]:
     return done.returncode, done.stdout + done.stderr, time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_a_profiled_run_writes_its_profile(tmp_path: Path) -> None:
     """``python -m cProfile -o OUT -m dsh_user_interaction_conformance`` writes OUT.
 

@@ -80,6 +80,7 @@ async def altered(service: Any, arguments: object, **options: Any) -> ToolResult
     return MADE_UP if not result.is_error else ToolResult("Error: refused", is_error=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tool", "signature"),
     [
@@ -111,6 +112,7 @@ def test_a_tool_that_always_refuses_keeps_every_invariant() -> None:
     assert report.groups == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tool", "signature"),
     [
@@ -132,6 +134,7 @@ def test_stop_on_first_stops() -> None:
     assert (report.inputs, report.failures) == (1, 1)
 
 
+@pytest.mark.slow
 def test_every_line_break_is_caught() -> None:
     """One line means no character that str.splitlines splits on, in any result."""
     breaks = [c for c in map(chr, range(0x110000)) if len(f"a{c}b".splitlines()) > 1]
@@ -196,6 +199,7 @@ def test_error_lines_are_checked() -> None:
         assert finding.signature == signature
 
 
+@pytest.mark.slow
 def test_an_input_is_a_function_of_its_seed_and_index() -> None:
     """Replaying (seed, index) rebuilds the same input, and the real tool treats it the same."""
     fingerprints: set[int] = set()
@@ -222,6 +226,7 @@ def test_the_first_input_of_each_group_replays_to_its_signature() -> None:
         assert finding.signature == group.signature
 
 
+@pytest.mark.slow
 def test_the_generator_reaches_the_provider_and_every_branch() -> None:
     """The inputs are a mix: most reach the provider, and every kind and plan is made."""
     report = fuzz(COUNT, SEED, tool=refusing)
@@ -250,6 +255,7 @@ def test_describe_calls_no_hostile_method() -> None:
         describe(make_case(SEED, index).arguments)
 
 
+@pytest.mark.slow
 @given(st.integers(min_value=0, max_value=2**64), st.integers(min_value=0, max_value=2**40))
 def test_any_seed_and_index_makes_a_case_the_checker_can_judge(seed: int, index: int) -> None:
     """For any (seed, index) the input is rebuilt the same, and a refusing tool passes it."""

@@ -91,6 +91,7 @@ def test_the_reference_provider_passes_through_the_harness(subjects: HarnessSubj
     assert subjects.protocol_errors == []
 
 
+@pytest.mark.slow
 def test_the_reference_service_passes_through_the_harness() -> None:
     """Every service requirement passes, cancellation included, with every message valid."""
     factory = HarnessServices(
@@ -209,6 +210,7 @@ def test_a_failing_child_is_a_clear_failure_and_never_a_hang(target: str, expect
     assert seconds < 90
 
 
+@pytest.mark.slow
 def test_the_transcript_and_the_reproducer_name_the_child() -> None:
     """A failure through the harness shows the messages of its example and a command to rerun."""
     command = f"{sys.executable} -m dsh_user_interaction_conformance.child --provider tests.harness_entries:broken_provider"
@@ -228,6 +230,7 @@ def test_the_transcript_and_the_reproducer_name_the_child() -> None:
     assert "reproduce: python -m dsh_user_interaction_conformance --provider-cmd" in out
 
 
+@pytest.mark.slow
 def test_the_command_line_refuses_what_it_cannot_run() -> None:
     """A missing command, a role mismatch and contradictory options are usage errors (exit 2)."""
     status, out, _ = _cli("--provider-cmd", "no-such-command-anywhere")
@@ -486,6 +489,7 @@ def test_the_pytest_plugin_checks_a_child_from_a_session_fixture(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("role", "target", "requirement"), [
     ("provider", "reference_subject", "PRV-CANCEL-1"),
     ("service", "reference_service", "SVC-CANCEL-1"),
@@ -546,6 +550,7 @@ def test_a_child_that_breaks_the_protocol_is_reported_and_the_run_ends(
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.slow
 def test_a_child_that_never_answers_close_is_replaced_then_given_up() -> None:
     """Close is bounded and never waited on for ever; the child is restarted, then the run stops."""
     factory = HarnessSubjects(_mitm("drop-close"), bound=0.3, env=env())
@@ -561,6 +566,7 @@ def test_a_child_that_never_answers_close_is_replaced_then_given_up() -> None:
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.slow
 def test_a_grandchild_holding_the_output_cannot_hang_the_suite(tmp_path: Path) -> None:
     """A child whose own child keeps its standard output open still closes at once."""
     script = tmp_path / "child.sh"

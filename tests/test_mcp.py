@@ -882,6 +882,7 @@ async def _over_stdio(
     return results
 
 
+@pytest.mark.slow
 def test_over_stdio_the_model_facing_tool_asks_the_clients_user() -> None:
     """A subprocess server runs ask_user_question; its asks reach this client and come back exact."""
     label = "\x1b[31mYes\u202e \U0001f44d"
@@ -919,6 +920,7 @@ def test_over_stdio_the_model_facing_tool_asks_the_clients_user() -> None:
     assert second.content[0].text == "Error: the user cancelled ask_user_question"
 
 
+@pytest.mark.slow
 def test_over_stdio_cancelling_the_tool_call_withdraws_the_elicitation_on_both_hops() -> None:
     """The client cancels its tool call; the server's ask is cancelled and withdraws its request."""
 
@@ -948,6 +950,7 @@ def test_over_stdio_cancelling_the_tool_call_withdraws_the_elicitation_on_both_h
 # -- packaging -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_subpackage_without_its_extra_names_the_extra() -> None:
     """Without the mcp SDK, one ImportError names the pip command; likewise the suite for testing."""
     prelude = "import sys; sys.modules['mcp'] = None; "

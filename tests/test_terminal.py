@@ -455,6 +455,7 @@ def _hidden(module: str, code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_subpackage_without_its_extra_names_the_extra() -> None:
     """Without prompt_toolkit, one ImportError names the pip command; likewise pyte."""
     out = _hidden("prompt_toolkit", "import dsh_user_interaction.extra.terminal")
@@ -464,6 +465,7 @@ def test_the_subpackage_without_its_extra_names_the_extra() -> None:
     assert "pip install 'dsh-user-interaction[terminal-testing]'" in out.stderr
 
 
+@pytest.mark.slow
 def test_the_demo_command_without_the_extra_says_what_to_install() -> None:
     """``python -m dsh_user_interaction demo`` exits 1 with the pip command; no args is usage."""
     out = _hidden("prompt_toolkit", "import runpy, sys; sys.argv = ['x', 'demo']; "
@@ -480,6 +482,7 @@ def test_the_demo_command_without_the_extra_says_what_to_install() -> None:
 # -- the conformance suite, and the variants it catches ---------------------------
 
 
+@pytest.mark.slow
 def test_the_terminal_provider_passes_the_suite() -> None:
     """Through its keyboard and screen, with every capability, at the quick profile."""
     assert terminal_subject.capabilities == CAPABILITIES  # type: ignore[attr-defined]

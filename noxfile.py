@@ -32,9 +32,17 @@ PYTHONS = ["3.11", "3.12", "3.13"]
 #: 2-core machine: the fast tier in 104 s instead of 182, the slow tier in
 #: 206 s instead of 584 (docs/performance.md, section 7).
 _WORKERS = os.environ.get("DSH_TEST_WORKERS", "auto")
+#: A docs page's examples share a namespace: ``loadgroup`` keeps each page in one
+#: worker (docs/conftest.py groups them); every other test is dealt out singly.
+_PARALLEL = ("-n", _WORKERS, "--dist", "loadgroup")
 
 # Never download an interpreter; use the ones installed on the machine.
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
+# Let the sessions' processes keep the bytecode they compile. uv installs no .pyc
+# files, so with PYTHONDONTWRITEBYTECODE set (as on the CI machine) every process
+# (each test worker, each harness child and command-line run) compiled Hypothesis,
+# the MCP SDK and the rest from source again: the fast tier took 58 s instead of 43.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def _expose_pyenv_versions() -> None:
@@ -78,7 +86,7 @@ def tests(session: nox.Session) -> None:
         # Properties run their full count on the first Python; here, what differs shows in 20.
         env["DSH_HYPOTHESIS_PROFILE"] = "versions"
     session.run(
-        "pytest", "-m", "not slow", "-n", _WORKERS, "--durations=10", *session.posargs, env=env
+        "pytest", "-m", "not slow", *_PARALLEL, "--durations=10", *session.posargs, env=env
     )  # fmt: skip
 
 
@@ -88,7 +96,7 @@ def slow(session: nox.Session) -> None:
     _install(session)
     env = {"DSH_TIER_RECORD": _tier_record(session.python)}
     session.run(
-        "pytest", "-m", "slow and not alone", "-n", _WORKERS, "--durations=10", *session.posargs,
+        "pytest", "-m", "slow and not alone", *_PARALLEL, "--durations=10", *session.posargs,
         env=env,
     )  # fmt: skip
     # The load proof loads every core on purpose: by itself, so no other test shares its load.

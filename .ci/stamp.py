@@ -31,10 +31,13 @@ def split(path: str) -> None:
     """Print the sessions of the stamped log at *path*, each with its steps."""
     session, began, step, step_began = "", 0.0, "", 0.0
     steps: list[tuple[str, float]] = []
-    with open(path, encoding="utf-8") as log:
+    with open(path, encoding="utf-8", newline="\n") as log:  # a "\r" inside a line stays
         for raw in log:
             at_text, _, line = raw.rstrip("\n").lstrip(" ").partition(" ")
-            at = float(at_text)
+            try:
+                at = float(at_text)
+            except ValueError:
+                continue  # not a stamped line
             if start := _START.match(line):
                 session, began, steps, step = start.group(1), at, [], ""
             elif end := _END.match(line):

@@ -32,9 +32,8 @@ PYTHONS = ["3.11", "3.12", "3.13"]
 #: 2-core machine: the fast tier in 104 s instead of 182, the slow tier in
 #: 206 s instead of 584 (docs/performance.md, section 7).
 _WORKERS = os.environ.get("DSH_TEST_WORKERS", "auto")
-#: A docs page's examples share a namespace: ``loadgroup`` keeps each page in one
-#: worker (docs/conftest.py groups them); every other test is dealt out singly.
-_PARALLEL = ("-n", _WORKERS, "--dist", "loadgroup")
+#: docs/conftest.py's scheduler keeps each docs page's examples in one worker.
+_PARALLEL = ("-n", _WORKERS)
 
 # Never download an interpreter; use the ones installed on the machine.
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")

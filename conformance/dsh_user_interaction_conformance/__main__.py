@@ -173,6 +173,9 @@ class _Printer:
             else:
                 names = [k for k, v in shown.items() if v]
                 write(f"  capabilities: {', '.join(names) or 'none'}\n")
+                if caps is not None and caps.ways:
+                    ways = "; ".join(f"{a}: {', '.join(n)}" for a, n in caps.ways.items())
+                    write(f"  ways:         {ways}\n")
         if service is not None or subject is None:
             name = factory_name(service) if service is not None else "the reference service"
             write(f"  service:      {name}\n")

@@ -1,7 +1,10 @@
 """What the simulated human does, and the answer the spec requires for it.
 
 A behaviour is either a per-question list of :data:`Action` values, or one of
-the batch-level outcomes :class:`Dismiss` and :class:`Nothing`.
+the batch-level outcomes :class:`Dismiss` and :class:`Nothing`. An action and
+a dismissal may name the *way* the human does it, one of the ways the driver
+declares for it (:attr:`Capabilities.ways <dsh_user_interaction_conformance.Capabilities.ways>`):
+Esc or Ctrl-C, say. ``None`` is the UI's usual way.
 :func:`expected_answer` is the oracle: it maps actions to the one answer the
 spec requires (``PRV-ANSWER-1``).
 """
@@ -19,6 +22,7 @@ from dsh_user_interaction import (
 )
 
 __all__ = [
+    "WAYS_FOR",
     "Action",
     "Behaviour",
     "Dismiss",
@@ -30,11 +34,17 @@ __all__ = [
 ]
 
 
+#: The actions a driver may declare several ways of doing (``Capabilities.ways``).
+WAYS_FOR = ("dismiss", "skip", "pick", "type")
+
+
 @dataclass(frozen=True, slots=True)
 class Pick:
     """Pick these option labels, in this order (one label on a single-select)."""
 
     labels: tuple[str, ...]
+    #: One of the driver's declared ways to pick, or ``None`` for the usual one.
+    way: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +57,25 @@ class TypeText:
 
     text: str
     labels: tuple[str, ...] = ()
+    #: One of the driver's declared ways to type, or ``None`` for the usual one.
+    way: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Skip:
     """Skip the question: nothing picked, nothing typed."""
 
+    #: One of the driver's declared ways to skip, or ``None`` for the usual one.
+    way: str | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class Dismiss:
     """Dismiss the whole batch, as closing the dialog does."""
+
+    #: One of the driver's declared ways to dismiss (Esc or Ctrl-C, say), or
+    #: ``None`` for the usual one.
+    way: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +87,20 @@ class Nothing:
 Action: TypeAlias = Pick | TypeText | Skip
 #: What the human does with a whole request.
 Behaviour: TypeAlias = tuple[Action, ...] | Dismiss | Nothing
+
+
+def ways_in(behaviour: Behaviour) -> list[tuple[str, str | None]]:
+    """Each action of *behaviour* that names how it is done: ``(action, way)`` pairs.
+
+    >>> ways_in((Skip(), Pick(("a",), "click")))
+    [('skip', None), ('pick', 'click')]
+    """
+    if isinstance(behaviour, Dismiss):
+        return [("dismiss", behaviour.way)]
+    if isinstance(behaviour, Nothing):
+        return []
+    kinds = {Pick: "pick", TypeText: "type", Skip: "skip"}
+    return [(kinds[type(action)], action.way) for action in behaviour]
 
 
 def expected_answer(

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import cast
+
+from ._behaviour import WAYS_FOR
 
 __all__ = ["Capabilities"]
+
+_NO_WAYS: Mapping[str, Sequence[str]] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +23,12 @@ class Capabilities:
 
     >>> Capabilities(can_skip=False).as_dict()["can_skip"]
     False
+
+    A UI with more than one way to do an action declares them all, and the
+    suite draws among them, so that each is exercised in every run:
+
+    >>> Capabilities(ways={"dismiss": ["esc", "ctrl-c"]}).ways_of("dismiss")
+    ('esc', 'ctrl-c')
     """
 
     #: The human can skip a single question ("Skip this question").
@@ -36,7 +49,45 @@ class Capabilities:
     #: ``False``; ``PRV-CANCEL-1`` and ``SVC-CANCEL-1`` are then skipped, as not
     #: applicable.
     cancellable: bool = True
+    #: The ways the UI offers for an action, by action: ``"dismiss"``, ``"skip"``,
+    #: ``"pick"`` or ``"type"``, each with its ways' names, the usual way first.
+    #: Every behaviour the suite draws names one of them (``Dismiss(way="ctrl-c")``),
+    #: and the driver performs the action that way. An action not named here has
+    #: one way, and its ``way`` is ``None``.
+    ways: Mapping[str, Sequence[str]] = field(default_factory=lambda: _NO_WAYS, hash=False)
+
+    def __post_init__(self) -> None:
+        """Check the declared ways, and keep them read-only."""
+        declared = cast("object", self.ways)  # checked as any value: it may come from JSON
+        if not isinstance(declared, Mapping):
+            msg = f"ways must be a mapping of action to names, got {type(declared).__name__}"
+            raise TypeError(msg)
+        kept: dict[str, tuple[str, ...]] = {}
+        for action, names in cast("Mapping[object, object]", declared).items():
+            if type(action) is not str or action not in WAYS_FOR:
+                msg = f"ways: unknown action {action!r}; expected one of {', '.join(WAYS_FOR)}"
+                raise ValueError(msg)
+            if isinstance(names, str) or not isinstance(names, Sequence):
+                msg = f"ways[{action!r}] must be a sequence of names, got {names!r}"
+                raise TypeError(msg)
+            found = tuple(cast("Sequence[object]", names))
+            if not found or any(type(name) is not str or not name for name in found):
+                msg = f"ways[{action!r}] must name one way or more, each a non-empty string"
+                raise ValueError(msg)
+            if len(set(found)) != len(found):
+                msg = f"ways[{action!r}] names a way twice: {list(found)!r}"
+                raise ValueError(msg)
+            kept[action] = cast("tuple[str, ...]", found)
+        object.__setattr__(self, "ways", MappingProxyType(kept))
+
+    def ways_of(self, action: str) -> tuple[str, ...]:
+        """The declared ways of doing *action*, the usual first; empty when it has one."""
+        return tuple(self.ways.get(action, ()))
 
     def as_dict(self) -> dict[str, bool]:
-        """The capabilities as a JSON-ready mapping, for reports."""
-        return asdict(self)
+        """The capability flags as a JSON-ready mapping, for reports (ways apart)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ways"}
+
+    def ways_as_dict(self) -> dict[str, list[str]]:
+        """The declared ways as a JSON-ready mapping, for reports and the harness."""
+        return {action: list(names) for action, names in self.ways.items()}

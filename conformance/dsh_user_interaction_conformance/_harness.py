@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 _CAPABILITY_FIELDS: Final = tuple(
-    name for name in Capabilities.__dataclass_fields__ if name != "cancellable"
+    name for name in Capabilities.__dataclass_fields__ if name not in {"cancellable", "ways"}
 )
 
 
@@ -113,31 +113,44 @@ def _capabilities(hello: dict[str, Any], cancellable: bool) -> Capabilities:
     found = as_object(declared)
     if found is None:
         raise ChildFailed(f"the child's capabilities are {declared!r}, not an object (HAR-HELLO-1)")
-    flags: dict[str, bool] = {}
+    flags: dict[str, Any] = {}
     for name in _CAPABILITY_FIELDS:
         value = found.get(name, True)
         if type(value) is not bool:
             raise ChildFailed(f"the child's capability {name!r} is {value!r}, not a boolean")
         flags[name] = value
-    unknown = sorted(set(found) - set(_CAPABILITY_FIELDS))
+    unknown = sorted(set(found) - {*_CAPABILITY_FIELDS, "ways"})
     if unknown:
         raise ChildFailed(f"the child declares an unknown capability {unknown[0]!r}")
-    return replace(Capabilities(**flags), cancellable=cancellable)
+    ways = found.get("ways", {})
+    try:
+        declared_ways = Capabilities(ways=ways)
+    except (TypeError, ValueError) as error:
+        raise ChildFailed(f"the child's capability 'ways' is refused: {error}") from None
+    return replace(declared_ways, cancellable=cancellable, **flags)
+
+
+def _way(wire: dict[str, Any], way: str | None) -> dict[str, Any]:
+    """*wire*, with the way it is done when it names one (``HAR-HELLO-1``)."""
+    if way is not None:
+        wire["way"] = way
+    return wire
 
 
 def _behaviour(behaviour: Behaviour) -> dict[str, Any]:
     if isinstance(behaviour, Dismiss):
-        return {"kind": "dismiss"}
+        return _way({"kind": "dismiss"}, behaviour.way)
     if isinstance(behaviour, Nothing):
         return {"kind": "nothing"}
     actions: list[dict[str, Any]] = []
     for action in behaviour:
         if isinstance(action, Skip):
-            actions.append({"do": "skip"})
+            wire: dict[str, Any] = {"do": "skip"}
         elif isinstance(action, TypeText):
-            actions.append({"do": "type", "text": action.text, "labels": list(action.labels)})
+            wire = {"do": "type", "text": action.text, "labels": list(action.labels)}
         else:
-            actions.append({"do": "pick", "labels": list(action.labels)})
+            wire = {"do": "pick", "labels": list(action.labels)}
+        actions.append(_way(wire, action.way))
     return {"kind": "actions", "actions": actions}
 
 

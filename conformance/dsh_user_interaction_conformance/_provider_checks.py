@@ -25,7 +25,7 @@ from ._difference import describe_difference
 from ._engine import Draws, Example, Scenario, Setup, check
 from ._stand_ins import code_of
 from ._subject import Subject
-from .strategies import actions, requests
+from .strategies import actions, dismissals, requests
 
 __all__: list[str] = []
 
@@ -301,6 +301,7 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
     """
     request = draw(_REQUESTS, "request")
     observes = setup.capabilities.observes_screen
+    dismissal = _dismissal(draw, setup, "the dismissal")
 
     async def off_screen(
         example: Example, subject: Subject, shown: AskUserQuestionRequest, requirement: str
@@ -351,7 +352,7 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
         task = asyncio.ensure_future(subject.provider.ask(request))
         try:
             await _perform(
-                example, subject, request, Dismiss(), requirement="PRV-DISMISS-1", ask=task
+                example, subject, request, dismissal, requirement="PRV-DISMISS-1", ask=task
             )
             error = await expect_error(
                 example,
@@ -403,6 +404,13 @@ def provider_lifecycle(draw: Draws, setup: Setup) -> Scenario:
             await cancelled(example)
 
     return scenario
+
+
+def _dismissal(draw: Draws, setup: Setup, label: str) -> Dismiss:
+    """A dismissal in one of the ways the driver declared; drawn only if it declared any."""
+    if setup.capabilities.can_dismiss and setup.capabilities.ways_of("dismiss"):
+        return draw(dismissals(setup.capabilities), label)
+    return Dismiss()
 
 
 def _one_of(indices: Sequence[int]) -> st.SearchStrategy[int | None]:
@@ -526,7 +534,7 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
     if setup.capabilities.can_dismiss and len(answered) > 1:
         dismissed = draw(_one_of(answered[:-1]), "dismissed ask (its dialog closed)")
         if dismissed is not None:
-            behaviours[dismissed] = Dismiss()
+            behaviours[dismissed] = _dismissal(draw, setup, "its dismissal")
 
     async def scenario(example: Example) -> None:
         subject = await example.subject()

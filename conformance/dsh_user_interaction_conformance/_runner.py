@@ -136,6 +136,7 @@ class Report:
             "derandomized": self.derandomized,
             "profile": self.profile,
             "capabilities": self.capabilities.as_dict(),
+            "ways": self.capabilities.ways_as_dict(),
             "subjects": self.subjects,
             "ok": self.ok,
             "summary": counts,

@@ -29,7 +29,8 @@ from dsh_user_interaction import AbortSignal, AskUserQuestionRequest
 from dsh_user_interaction.extra.stdio import PROTOCOL_VERSION, WireError
 from dsh_user_interaction.extra.stdio._values import Codec, as_object
 
-from ._behaviour import Action, Behaviour, Dismiss, Nothing, Pick, Skip, TypeText
+from ._behaviour import Action, Behaviour, Dismiss, Nothing, Pick, Skip, TypeText, ways_in
+from ._capabilities import Capabilities
 from ._subject import UsageError, declared_capabilities, load_factory
 
 __all__ = ["main", "serve"]
@@ -41,7 +42,7 @@ def _behaviour(wire: object) -> Behaviour:
         raise WireError("behaviour: not an object")
     kind = found.get("kind")
     if kind == "dismiss":
-        return Dismiss()
+        return Dismiss(_way(found))
     if kind == "nothing":
         return Nothing()
     actions: list[Action] = []
@@ -50,14 +51,31 @@ def _behaviour(wire: object) -> Behaviour:
         action = as_object(raw) or {}
         labels = tuple(action.get("labels") or ())
         if action.get("do") == "skip":
-            actions.append(Skip())
+            actions.append(Skip(_way(action)))
         elif action.get("do") == "type":
-            actions.append(TypeText(str(action.get("text")), labels))
+            actions.append(TypeText(str(action.get("text")), labels, _way(action)))
         elif action.get("do") == "pick":
-            actions.append(Pick(labels))
+            actions.append(Pick(labels, _way(action)))
         else:
             raise WireError(f"behaviour: unknown action {action!r}")
     return tuple(actions)
+
+
+def _check_ways(behaviour: Behaviour, capabilities: Capabilities | None) -> None:
+    """Refuse a way of doing something that the child's capabilities never declared."""
+    for action, way in ways_in(behaviour):
+        declared = capabilities.ways_of(action) if capabilities is not None else ()
+        if way is not None and way not in declared:
+            listed = ", ".join(declared) or "none"
+            raise WireError(f"behaviour: {action} has no way {way!r} (declared: {listed})")
+
+
+def _way(wire: dict[str, Any]) -> str | None:
+    """The way a wire action or dismissal names, if any (``HAR-HELLO-1``)."""
+    way = wire.get("way")
+    if way is not None and (type(way) is not str or not way):
+        raise WireError(f"behaviour: the way {way!r} is not a non-empty string")
+    return way
 
 
 class _Synchronous(Exception):
@@ -319,9 +337,11 @@ class _Child:
                 "cancellable": self.cancellable,
             }
             if capabilities is not None:
-                flags = capabilities.as_dict()
-                flags.pop("cancellable", None)
-                hello["capabilities"] = flags
+                declared: dict[str, object] = {**capabilities.as_dict()}
+                declared.pop("cancellable", None)
+                if capabilities.ways:
+                    declared["ways"] = capabilities.ways_as_dict()
+                hello["capabilities"] = declared
             return hello
         if method == "new":
             made = self.factory()
@@ -349,7 +369,9 @@ class _Child:
                     raise _Synchronous(error) from error
                 return await pending
             if method == "perform":
-                await target.driver.perform(request, _behaviour(params.get("behaviour")))
+                behaviour = _behaviour(params.get("behaviour"))
+                _check_ways(behaviour, declared_capabilities(self.factory))
+                await target.driver.perform(request, behaviour)
                 return None
             return bool(await target.driver.is_shown(request))
         if method == "register":

@@ -65,6 +65,7 @@ __all__ = [
     "agents",
     "behaviours",
     "custom_texts",
+    "dismissals",
     "hostile_text",
     "invalid_answers",
     "invalid_requests",
@@ -875,6 +876,17 @@ def _draw_labels(draw: st.DrawFn, offered: Sequence[str], multi: bool) -> tuple[
     return tuple(remaining.pop(draw(_below(len(remaining)))) for _ in range(count))
 
 
+@functools.cache
+def _ways(names: tuple[str, ...]) -> st.SearchStrategy[str]:
+    return st.sampled_from(names)
+
+
+def _draw_way(draw: st.DrawFn, capabilities: Capabilities, action: str) -> str | None:
+    """One of the ways the driver declared for *action* (shrinking to the usual one), or None."""
+    names = capabilities.ways_of(action)
+    return draw(_ways(names)) if names else None
+
+
 def _draw_action(
     draw: st.DrawFn, question: AskUserQuestionItem, capabilities: Capabilities
 ) -> Action:
@@ -882,13 +894,12 @@ def _draw_action(
     multi = question.get("multiSelect") is True
     kind = draw(_kinds(bool(offered), multi, capabilities))
     if kind == _SKIP:
-        return Skip()
+        return Skip(_draw_way(draw, capabilities, "skip"))
     if kind == _PICK:
-        return Pick(_draw_labels(draw, offered, multi))
+        return Pick(_draw_labels(draw, offered, multi), _draw_way(draw, capabilities, "pick"))
     text = draw(_custom_texts)
-    if kind == _PICK_AND_TYPE:
-        return TypeText(text, _draw_labels(draw, offered, multi))
-    return TypeText(text)
+    labels = _draw_labels(draw, offered, multi) if kind == _PICK_AND_TYPE else ()
+    return TypeText(text, labels, _draw_way(draw, capabilities, "type"))
 
 
 def _draw_actions(
@@ -939,10 +950,26 @@ def _behaviours(
 ) -> Behaviour:
     outcome = draw(_outcomes(capabilities.can_dismiss, include_nothing))
     if outcome == _DISMISS:
-        return Dismiss()
+        return Dismiss(_draw_way(draw, capabilities, "dismiss"))
     if outcome == _NOTHING:
         return Nothing()
     return _draw_actions(draw, request, capabilities)
+
+
+@st.composite
+def _dismissals(draw: st.DrawFn, capabilities: Capabilities) -> Dismiss:
+    return Dismiss(_draw_way(draw, capabilities, "dismiss"))
+
+
+def dismissals(capabilities: Capabilities | None = None) -> st.SearchStrategy[Dismiss]:
+    """A dismissal of the batch, in one of the ways the driver declared for it.
+
+    >>> from hypothesis import find
+    >>> from dsh_user_interaction_conformance import Capabilities
+    >>> find(dismissals(Capabilities(ways={"dismiss": ["esc", "ctrl-c"]})), lambda d: True)
+    Dismiss(way='esc')
+    """
+    return _dismissals(capabilities or _DEFAULT_CAPABILITIES)
 
 
 def behaviours(

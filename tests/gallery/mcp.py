@@ -20,8 +20,8 @@ from dsh_user_interaction import (
     UserInteractionError,
 )
 from dsh_user_interaction.extra.mcp import Form, McpElicitationProvider, answer_of_content, form_of
-from dsh_user_interaction.extra.mcp.testing import make_subject
-from dsh_user_interaction_conformance import Subject
+from dsh_user_interaction.extra.mcp.testing import CAPABILITIES, make_subject
+from dsh_user_interaction_conformance import Subject, with_capabilities
 
 
 def _titled(request: AskUserQuestionRequest[Any], form: Form) -> Form:
@@ -85,6 +85,18 @@ class DeclineAsSkip(McpElicitationProvider):
         return McpElicitationProvider._read(request, form, result)
 
 
+class CancelAsSkip(McpElicitationProvider):
+    """A ``cancel`` is read as "answered nothing", while a ``decline`` dismisses as it should."""
+
+    @staticmethod
+    def _read(
+        request: AskUserQuestionRequest[Any], form: Form, result: types.ElicitResult
+    ) -> AskUserQuestionAnswer:
+        if result.action == "cancel":
+            return answer_of_content(request, form, {})
+        return McpElicitationProvider._read(request, form, result)
+
+
 class AbortLeavesRequest(McpElicitationProvider):
     """An abort raises ASK_ABORTED but never cancels the elicitation: the client still shows it."""
 
@@ -133,6 +145,7 @@ class UnorderedPicks(McpElicitationProvider):
 
 
 def _factory(provider_type: type[McpElicitationProvider]) -> Callable[[], Awaitable[Subject]]:
+    @with_capabilities(CAPABILITIES)
     async def factory() -> Subject:
         return await make_subject(provider_type, name=provider_type.__name__)
 
@@ -143,6 +156,7 @@ def _factory(provider_type: type[McpElicitationProvider]) -> Callable[[], Awaita
 BROKEN_MCP: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
     "titles-as-labels": (_factory(TitlesAsLabels), "ANS-SEL-3", "provider-answers"),
     "decline-as-skip": (_factory(DeclineAsSkip), "PRV-DISMISS-1", "provider-lifecycle"),
+    "cancel-as-skip": (_factory(CancelAsSkip), "PRV-DISMISS-1", "provider-lifecycle"),
     "abort-leaves-request": (_factory(AbortLeavesRequest), "PRV-ABORT-2", "provider-lifecycle"),
     "custom-replaces-picks": (_factory(CustomReplacesPicks), "PRV-ANSWER-1", "provider-answers"),
     "cancellation-as-dismissal": (

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
 from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest, ErrorCode
 from dsh_user_interaction.extra.terminal import TerminalProvider
 from dsh_user_interaction.extra.terminal._form import Form
 from dsh_user_interaction.extra.terminal._provider import _Batch
-from dsh_user_interaction.extra.terminal.testing import make_subject
-from dsh_user_interaction_conformance import Subject
+from dsh_user_interaction.extra.terminal.testing import CAPABILITIES, make_subject
+from dsh_user_interaction_conformance import Subject, with_capabilities
 
 
 class _ClickOrderForm(Form):
@@ -77,7 +80,23 @@ class EscAborts(TerminalProvider):
     _dismissal = ErrorCode.ASK_ABORTED
 
 
+class CtrlCAborts(TerminalProvider):
+    """Esc dismisses, but Ctrl-C raises ASK_ABORTED, as if it stopped the program."""
+
+    def _key_bindings(self, editing: Condition) -> KeyBindings:
+        bindings = super()._key_bindings(editing)
+
+        @bindings.add("c-c")  # added last, so it wins over the provider's own
+        def _interrupt(event: KeyPressEvent) -> None:
+            batch = self._shown
+            if batch is not None:
+                self._settle(batch, ErrorCode.ASK_ABORTED)
+
+        return bindings
+
+
 def _factory(provider_type: type[TerminalProvider]) -> Callable[[], Subject]:
+    @with_capabilities(CAPABILITIES)
     def factory() -> Subject:
         return make_subject(provider_type, name=provider_type.__name__)
 
@@ -89,6 +108,7 @@ BROKEN_TERMINALS: dict[str, tuple[Callable[[], Subject], str, str]] = {
     "paste-newlines": (_factory(PasteNewlines), "PRV-TEXT-1", "provider-answers"),
     "stays-on-abort": (_factory(StaysOnAbort), "PRV-ABORT-2", "provider-lifecycle"),
     "esc-aborts": (_factory(EscAborts), "PRV-DISMISS-1", "provider-lifecycle"),
+    "ctrl-c-aborts": (_factory(CtrlCAborts), "PRV-DISMISS-1", "provider-lifecycle"),
 }
 #: A SHOULD violation: reported as a warning, and the run still passes.
 SHOULD_TERMINALS: dict[str, tuple[Callable[[], Subject], str, str]] = {

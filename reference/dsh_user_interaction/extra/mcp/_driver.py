@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
@@ -57,6 +57,9 @@ CAPABILITIES: Final = Capabilities(
     custom_on_multi=True,
     concurrent=True,
     observes_screen=True,
+    # The client's human declines the form, or cancels it: both dismiss the batch,
+    # and the suite draws each in every run.
+    ways={"dismiss": ("decline", "cancel")},
 )
 #: What it can do with ``custom_text=False``: no answer of the human's own beside the options.
 CAPABILITIES_WITHOUT_CUSTOM_TEXT: Final = replace(
@@ -181,7 +184,6 @@ class ElicitationDriver:
         #: How long to wait for a request before giving up with an error.
         self.patience = patience
         self._seen: list[tuple[AskUserQuestionRequest[Any], int]] = []
-        self._dismissals = 0
 
     async def _until(self, what: str, check: Callable[[], bool]) -> None:
         def message() -> str:
@@ -201,7 +203,7 @@ class ElicitationDriver:
         """Wait until the client holds *request*'s elicitation, then settle it as *behaviour* says.
 
         Pick and type fill the form field by field; a dismissal declines the
-        form and cancels it, by turns; ``Nothing`` only waits.
+        form or cancels it, as its way says; ``Nothing`` only waits.
         """
         found: list[int] = []
 
@@ -222,14 +224,13 @@ class ElicitationDriver:
         if isinstance(behaviour, Nothing) or held.result.done():
             return
         if isinstance(behaviour, Dismiss):
-            self._dismissals += 1
-            # Both end the batch with ASK_CANCELLED; use both.
-            ended = (
-                types.ElicitResult(action="decline")
-                if self._dismissals % 2
-                else types.ElicitResult(action="cancel")
-            )
-            held.result.set_result(ended)
+            # Both end the batch with ASK_CANCELLED.
+            if behaviour.way not in {None, "decline", "cancel"}:
+                msg = f"no way to dismiss called {behaviour.way!r} at an MCP client"
+                raise ValueError(msg)
+            cancel = behaviour.way == "cancel"
+            action: Literal["decline", "cancel"] = "cancel" if cancel else "decline"
+            held.result.set_result(types.ElicitResult(action=action))
             return
         content = fill(request, held.params.requested_schema, behaviour)
         held.result.set_result(types.ElicitResult(action="accept", content=content))

@@ -40,6 +40,9 @@ from ._provider import ESCAPE_DELAY, TerminalProvider
 
 __all__ = ["CAPABILITIES", "TerminalDriver", "VirtualTerminal", "terminal_subject"]
 
+#: The names of the two ways to dismiss a batch at the terminal, as the capabilities declare them.
+DISMISS_BY_ESC: Final = "esc"
+DISMISS_BY_CTRL_C: Final = "ctrl-c"
 #: What the terminal provider can do: everything the suite knows of.
 CAPABILITIES: Final = Capabilities(
     can_skip=True,
@@ -48,6 +51,8 @@ CAPABILITIES: Final = Capabilities(
     custom_on_multi=True,
     concurrent=True,
     observes_screen=True,
+    # Esc and Ctrl-C both dismiss the batch: the suite draws each in every run.
+    ways={"dismiss": (DISMISS_BY_ESC, DISMISS_BY_CTRL_C)},
 )
 
 UP: Final = "\x1b[A"
@@ -159,7 +164,6 @@ class TerminalDriver:
         self.patience = patience
         self._lock = asyncio.Lock()
         self._seen: list[tuple[AskUserQuestionRequest, int]] = []
-        self._dismissals = 0
 
     # -- the screen ---------------------------------------------------------------
 
@@ -230,9 +234,11 @@ class TerminalDriver:
             if isinstance(behaviour, Nothing):
                 return
             if isinstance(behaviour, Dismiss):
-                self._dismissals += 1
-                # Esc and Ctrl-C both dismiss; use both.
-                key = ESCAPE if self._dismissals % 2 else CTRL_C
+                keys = {None: ESCAPE, DISMISS_BY_ESC: ESCAPE, DISMISS_BY_CTRL_C: CTRL_C}
+                if behaviour.way not in keys:
+                    msg = f"no way to dismiss called {behaviour.way!r} at the terminal"
+                    raise ValueError(msg)
+                key = keys[behaviour.way]
                 self.keyboard.send_text(key)
                 if key == ESCAPE:
                     # A lone Esc acts only after two waits of ESCAPE_DELAY with no key

@@ -57,6 +57,18 @@ def answering() -> Subject:
     return Subject(provider=provider, driver=ScriptedDriver(provider), name="answering")
 
 
+def _logs_and_skips(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    sys.stderr.write(f"log: skipping all {len(request['questions'])} questions\n")
+    sys.stderr.flush()
+    return _skips(request)
+
+
+def logs_and_skips() -> Subject:
+    """A provider that skips every question whatever the human does, and logs it."""
+    provider = ScriptedProvider(respond=_logs_and_skips)
+    return Subject(provider=provider, driver=ScriptedDriver(provider), name="logs-and-skips")
+
+
 class _Flawed:
     """A provider that misbehaves in the way *how* names when asked."""
 

@@ -231,6 +231,21 @@ def test_the_transcript_and_the_reproducer_name_the_child() -> None:
 
 
 @pytest.mark.slow
+def test_every_failure_of_a_child_ends_with_its_standard_error() -> None:
+    """Not only a crash: a child that answers wrongly shows what it logged meanwhile."""
+    command = f"{sys.executable} -m dsh_user_interaction_conformance.child --provider tests.harness_entries:logs_and_skips"
+    status, out, _ = _cli(
+        "--provider-cmd", command, "--only", "provider-answers", "--profile", "quick",
+        "--seed", "1", "--stop-on", "PRV-ANSWER-1",
+    )  # fmt: skip
+    assert status == 1, out
+    assert "PRV-ANSWER-1" in out
+    tail = out.index("the child's standard error ended with:")
+    assert tail > out.index("transcript (both directions, oldest first):")
+    assert "log: skipping all" in out[tail:]
+
+
+@pytest.mark.slow
 def test_the_command_line_refuses_what_it_cannot_run() -> None:
     """A missing command, a role mismatch and contradictory options are usage errors (exit 2)."""
     status, out, _ = _cli("--provider-cmd", "no-such-command-anywhere")

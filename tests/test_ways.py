@@ -132,7 +132,7 @@ class _Recording:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_every_declared_way_is_used_in_every_default_run(seed: int) -> None:
     """Over one default run of the provider checks, the driver performs every way it declared."""
     seen: set[tuple[str, str | None]] = set()

@@ -12,7 +12,7 @@ spec requires (``PRV-ANSWER-1``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TypeAlias
 
 from dsh_user_interaction import (
@@ -38,6 +38,16 @@ __all__ = [
 WAYS_FOR = ("dismiss", "skip", "pick", "type")
 
 
+def _shown(self: object) -> str:
+    """The dataclass's repr, without ``way`` when it is the usual one (``None``)."""
+    shown = [
+        f"{f.name}={getattr(self, f.name)!r}"
+        for f in fields(self)  # type: ignore[arg-type] # only the dataclasses below
+        if not (f.name == "way" and getattr(self, f.name) is None)
+    ]
+    return f"{type(self).__name__}({', '.join(shown)})"
+
+
 @dataclass(frozen=True, slots=True)
 class Pick:
     """Pick these option labels, in this order (one label on a single-select)."""
@@ -45,6 +55,8 @@ class Pick:
     labels: tuple[str, ...]
     #: One of the driver's declared ways to pick, or ``None`` for the usual one.
     way: str | None = None
+
+    __repr__ = _shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +72,8 @@ class TypeText:
     #: One of the driver's declared ways to type, or ``None`` for the usual one.
     way: str | None = None
 
+    __repr__ = _shown
+
 
 @dataclass(frozen=True, slots=True)
 class Skip:
@@ -67,6 +81,8 @@ class Skip:
 
     #: One of the driver's declared ways to skip, or ``None`` for the usual one.
     way: str | None = None
+
+    __repr__ = _shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +92,8 @@ class Dismiss:
     #: One of the driver's declared ways to dismiss (Esc or Ctrl-C, say), or
     #: ``None`` for the usual one.
     way: str | None = None
+
+    __repr__ = _shown
 
 
 @dataclass(frozen=True, slots=True)

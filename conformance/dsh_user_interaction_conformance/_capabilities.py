@@ -49,11 +49,11 @@ class Capabilities:
     #: ``False``; ``PRV-CANCEL-1`` and ``SVC-CANCEL-1`` are then skipped, as not
     #: applicable.
     cancellable: bool = True
-    #: The ways the UI offers for an action, by action: ``"dismiss"``, ``"skip"``,
-    #: ``"pick"`` or ``"type"``, each with its ways' names, the usual way first.
-    #: Every behaviour the suite draws names one of them (``Dismiss(way="ctrl-c")``),
-    #: and the driver performs the action that way. An action not named here has
-    #: one way, and its ``way`` is ``None``.
+    #: For each action the UI offers several ways of doing (``"dismiss"``,
+    #: ``"skip"``, ``"pick"`` or ``"type"``), the names of those ways, the usual
+    #: one first. Every behaviour the suite draws names one of them, as
+    #: ``Dismiss(way="ctrl-c")``, and the driver performs the action that way.
+    #: An action not named here has one way, and its ``way`` is ``None``.
     ways: Mapping[str, Sequence[str]] = field(default_factory=lambda: _NO_WAYS, hash=False)
 
     def __post_init__(self) -> None:

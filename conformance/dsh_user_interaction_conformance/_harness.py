@@ -182,8 +182,17 @@ class _Remote:
         return [longest] if worst == longest else [longest, worst]
 
     def transcript(self) -> list[str]:
-        """The messages of this example, both directions, in order (the newest 80)."""
-        return list(self._session.transcript)
+        """The messages of this example, both directions, in order (the newest 80).
+
+        Then the end of the child's standard error, when it wrote any: a failing
+        example of a child that logs shows what it logged, not only a crash's.
+        """
+        lines = list(self._session.transcript)
+        tail = self._session.connection.link.stderr_tail()
+        if tail:
+            lines.append("the child's standard error ended with:")
+            lines += [f"  {line}" for line in tail.splitlines()]
+        return lines
 
 
 class _PathProbe:

@@ -105,6 +105,11 @@ def prints_garbage_on_ask() -> Subject:
     return _flawed("garbage")
 
 
+def never_answers() -> Subject:
+    """Keeps every ask pending for ever, while the child answers its pings."""
+    return _flawed("never")
+
+
 def freezes_on_ask() -> Subject:
     """Blocks the whole child for 30 seconds when asked."""
     return _flawed("freezes")

@@ -246,6 +246,24 @@ def test_every_failure_of_a_child_ends_with_its_standard_error() -> None:
 
 
 @pytest.mark.slow
+def test_a_hang_shows_the_calls_the_child_never_answered() -> None:
+    """Pings fill the transcript of a hang; the call the child was stuck on is listed after it."""
+    command = f"{sys.executable} -m dsh_user_interaction_conformance.child --provider tests.harness_entries:never_answers"
+    status, out, _ = _cli(
+        "--provider-cmd", command, "--only", "provider-answers", "--profile", "quick",
+        "--seed", "1", "--bound", "0.3", "--stop-on", "PRV-ANSWER-1",
+    )  # fmt: skip
+    assert status == 1, out
+    transcript = out.index("transcript (both directions, oldest first):")
+    stuck = out.index("calls the child had not answered when the example ended:")
+    assert stuck > transcript
+    listed = out[stuck:].splitlines()[1]
+    assert '"method":"ask"' in listed, listed
+    assert listed.endswith("(cancelled by the suite, and the child confirmed)"), listed
+    assert '"method":"ping"' not in out[stuck:]
+
+
+@pytest.mark.slow
 def test_the_command_line_refuses_what_it_cannot_run() -> None:
     """A missing command, a role mismatch and contradictory options are usage errors (exit 2)."""
     status, out, _ = _cli("--provider-cmd", "no-such-command-anywhere")

@@ -184,10 +184,15 @@ class _Remote:
     def transcript(self) -> list[str]:
         """The messages of this example, both directions, in order (the newest 80).
 
-        Then the end of the child's standard error, when it wrote any: a failing
+        Then the calls the child never answered (what a hang was stuck on), and
+        the end of the child's standard error, when it wrote any: a failing
         example of a child that logs shows what it logged, not only a crash's.
         """
         lines = list(self._session.transcript)
+        unanswered = self._session.unanswered()
+        if unanswered:
+            lines.append("calls the child had not answered when the example ended:")
+            lines += [f"  {line}" for line in unanswered]
         tail = self._session.connection.link.stderr_tail()
         if tail:
             lines.append("the child's standard error ended with:")

@@ -89,6 +89,10 @@ class _Call:
     sent_at: float = math.nan
     received_at: float = math.nan
     cancelled: bool = False
+    #: The call's message as the transcript shows it.
+    line: str = ""
+    #: The type of the child's reply (``return``, ``throw``, ``cancelled``), once it came.
+    answered: str = ""
 
 
 def _shorten(text: str) -> str:
@@ -357,6 +361,7 @@ class Connection:
         session: Session | None = None,
     ) -> None:
         now = time.monotonic()
+        by_id = {call.id: call for call in calls}
         for call in calls:
             call.sent_at = now
         lines: list[bytes] = []
@@ -364,6 +369,8 @@ class Connection:
             line = _line(message)
             lines.append(line)
             text = line.decode("ascii")
+            if message.get("type") == "call" and (made := by_id.get(message.get("id"))):
+                made.line = f"-> {_shorten(text)}"
             self.transcript.append(f"-> {_shorten(text)}")
             if session is not None:
                 session.transcript.append(f"-> {_shorten(text)}")
@@ -460,6 +467,7 @@ class Connection:
                         f"a reply to no pending call (HAR-CALL-2): {_shorten(text)}"
                     )
                 return
+            call.answered = str(kind)
             self._settle(call, Reply(str(kind), message), received)
             return
         if owner is None:
@@ -607,6 +615,8 @@ class Session:
     closed: bool = False
     _outbox: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     _outbox_calls: list[_Call] = field(default_factory=list[_Call])
+    #: The calls of this subject other than pings, in the order they were made.
+    _made: list[_Call] = field(default_factory=list[_Call])
     _mirrors: dict[str, _Mirror] = field(default_factory=dict[str, _Mirror])
     _seq: int = 0
     #: The number of the last message that can settle a call by itself (an abort, a disposal).
@@ -754,8 +764,24 @@ class Session:
         """Start a call; await :meth:`result` for its reply."""
         call = self.connection._new_call(method, self, self.loop)  # noqa: SLF001
         self._pending.add(call)
+        if method != "ping":
+            self._made.append(call)
         self.send(Connection._message(call, params), call)  # noqa: SLF001
         return call
+
+    def unanswered(self) -> list[str]:
+        """The calls the child never answered with a value or an error, oldest first.
+
+        Each is its message as the transcript shows it, and how it ended: for a
+        hang, these are what the child was stuck on, which a transcript full of
+        pings no longer shows.
+        """
+        how = {"cancelled": "cancelled by the suite, and the child confirmed"}
+        return [
+            f"{call.line}  ({how.get(call.answered, 'never answered')})"
+            for call in self._made
+            if call.answered not in {"return", "throw"}
+        ]
 
     async def request(
         self, method: str, params: dict[str, Any], *, bound: float | None = None

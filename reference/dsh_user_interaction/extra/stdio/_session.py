@@ -361,7 +361,7 @@ class Connection:
         session: Session | None = None,
     ) -> None:
         now = time.monotonic()
-        by_id = {call.id: call for call in calls}
+        by_id: dict[object, _Call] = {call.id: call for call in calls}
         for call in calls:
             call.sent_at = now
         lines: list[bytes] = []

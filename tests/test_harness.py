@@ -641,3 +641,17 @@ def test_what_the_python_child_cannot_hide(
     report = _through(role, child(role, target), env_=env(), only=[check], bound=0.3, seed=4)
     failed = {r.requirement.id for r in report.results if r.status == "failed"}
     assert requirement in failed, failed
+
+
+def test_a_long_transcript_line_keeps_its_start_and_its_end() -> None:
+    """A line is shown whole up to 2,000 characters; a longer one loses only its middle."""
+    from dsh_user_interaction.extra.stdio._session import _shorten
+
+    whole = '{"type":"return","id":"9","value":"' + "a" * 1900 + '"}'
+    assert _shorten(whole + "\n") == whole
+    reply = '{"type":"return","id":"9","value":{"answers":[' + "x" * 6000 + '],"custom":"END"}}'
+    shown = _shorten(reply)
+    assert shown.startswith('{"type":"return","id":"9"')
+    assert shown.endswith('"custom":"END"}}')  # the decisive end survives
+    assert f"({len(reply) - 1900} of its {len(reply)} characters left out here)" in shown
+    assert len(shown) < 2000

@@ -54,7 +54,12 @@ MAX_RESTARTS: Final = 3
 #: Seconds between pings while a session is open.
 PING_EVERY: Final = 0.05
 _TRANSCRIPT: Final = 80
-_SHOWN: Final = 300
+#: A transcript line up to this long is shown whole; a longer one keeps its start
+#: and its end (where a reply's value, or a request's last question, is) and says
+#: how much it left out between them.
+_SHOWN: Final = 2000
+_HEAD: Final = 1400
+_TAIL: Final = 500
 
 #: A validator of messages: (direction, message) to a complaint, or ``None``.
 Validator = Callable[[str, dict[str, Any]], "str | None"]
@@ -97,7 +102,13 @@ class _Call:
 
 def _shorten(text: str) -> str:
     text = text.rstrip("\n")
-    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}... ({len(text)} characters)"
+    if len(text) <= _SHOWN:
+        return text
+    left_out = len(text) - _HEAD - _TAIL
+    return (
+        f"{text[:_HEAD]} ... ({left_out} of its {len(text)} characters left out here)"
+        f" ... {text[-_TAIL:]}"
+    )
 
 
 def _line(message: dict[str, Any]) -> bytes:

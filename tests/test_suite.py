@@ -171,7 +171,7 @@ def test_a_baseline_hides_only_what_it_names() -> None:
         subject_factory=FACTORY_TRIMS_AND_DROPS_SKIPPED,
         only=["provider-answers"],
         profile="quick",
-        seed=4,
+        seed=1,
         baseline={"PRV-TEXT-1": "trims until 2.1"},
         shrink=False,
     )

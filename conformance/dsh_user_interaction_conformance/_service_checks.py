@@ -31,6 +31,7 @@ from .strategies import (
     invalid_answers,
     invalid_requests,
     labels,
+    near_miss_answers,
     requests,
     valid_answers,
 )
@@ -673,11 +674,19 @@ def service_provider_errors(draw: Draws, setup: Setup) -> Scenario:
     return scenario
 
 
-@check("service-strict", "SVC-STRICT-1", kind="service")
+@check(
+    "service-strict", "SVC-STRICT-1", kind="service", cases=["any", "near-miss"], case_share=0.75
+)
 def service_strict(draw: Draws, setup: Setup) -> Scenario:
-    """A strict service rejects a broken answer with BAD_ANSWER and keeps the answer."""
+    """A strict service rejects a broken answer with BAD_ANSWER and keeps the answer.
+
+    The ``near-miss`` case draws only answers whose id or label misses the
+    request's by case, normalisation, whitespace or a look-alike: compared
+    exactly, they break the rules, so a service matching them loosely fails.
+    """
     request = draw(_REQUESTS, "request")
-    case = draw(invalid_answers(request), "answer")
+    broken = near_miss_answers if setup.case == "near-miss" else invalid_answers
+    case = draw(broken(request), "answer")
 
     async def scenario(example: Example) -> None:
         service = await example.service()

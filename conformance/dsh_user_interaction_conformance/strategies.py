@@ -70,6 +70,7 @@ __all__ = [
     "invalid_answers",
     "invalid_requests",
     "labels",
+    "near_miss_answers",
     "options",
     "questions",
     "requests",
@@ -460,6 +461,11 @@ def _draw_question(draw: st.DrawFn, question_id: str | None) -> AskUserQuestionI
         item["header"] = draw(_hostile)
     offered = draw(_offered)
     if offered is not None:
+        labels = _near_twin(draw, [option["label"] for option in offered])
+        if labels != [option["label"] for option in offered]:
+            offered = [
+                {**option, "label": label} for option, label in zip(offered, labels, strict=True)
+            ]
         item["options"] = offered
     multi = draw(_multi_select)
     if multi is not None:
@@ -508,10 +514,29 @@ def agents() -> st.SearchStrategy[object]:
     return _agents
 
 
+def _near_twin(draw: st.DrawFn, texts: list[str]) -> list[str]:
+    """*texts*, one in four times with one of them a near miss of an earlier one.
+
+    The two differ only by case, normalisation, surrounding whitespace or a
+    look-alike: a service that compares ids or labels loosely refuses a request
+    that the spec accepts (``REQ-ID-2``, ``REQ-OPTIONS-3``: distinct means
+    different strings).
+    """
+    if len(texts) < 2 or draw(_one_in_four) != 0:
+        return texts
+    later = draw(_between(1, len(texts) - 1))
+    missed = _near_miss(draw, texts[draw(_below(later))], texts)
+    if missed:  # never empty: an id and a label must not be
+        texts = [*texts[:later], missed, *texts[later + 1 :]]
+    return texts
+
+
 @st.composite
 def _requests_of(draw: st.DrawFn, ids: st.SearchStrategy[list[str]]) -> AskUserQuestionRequest:
     request: dict[str, object] = {
-        "questions": [_draw_question(draw, question_id) for question_id in draw(ids)]
+        "questions": [
+            _draw_question(draw, question_id) for question_id in _near_twin(draw, draw(ids))
+        ]
     }
     if draw(_booleans):
         request["agent"] = draw(_agents)
@@ -1014,7 +1039,12 @@ _BLANK: Final = st.sampled_from(("", " ", "\n\t", "\u3000", "\ufeff"))
 
 
 @functools.cache
-def _breakers(has_options: bool, multi: bool, several: bool) -> st.SearchStrategy[str]:
+@functools.cache
+def _breakers(
+    has_options: bool, multi: bool, several: bool, near_misses: bool
+) -> st.SearchStrategy[str]:
+    if near_misses:  # the rules an answer breaks by a near miss of the request's text
+        return st.sampled_from(["order", "sel-unknown"] if has_options else ["order"])
     breakers = ["shape", "keys", "count", "order", "sel-type", "sel-unknown", "blank"]
     if has_options:
         breakers.append("sel-dup")
@@ -1028,6 +1058,24 @@ def _breakers(has_options: bool, multi: bool, several: bool) -> st.SearchStrateg
 @st.composite
 def invalid_answers(draw: st.DrawFn, request: AskUserQuestionRequest) -> InvalidAnswer:
     """An answer to *request* that breaks exactly one ``MUST`` rule (it may break more)."""
+    return _draw_invalid_answer(draw, request, near_misses=False)
+
+
+@st.composite
+def near_miss_answers(draw: st.DrawFn, request: AskUserQuestionRequest) -> InvalidAnswer:
+    """An answer to *request* whose id or label misses the request's by a hair.
+
+    The item's id differs from its question's (``ANS-ORDER-1``), or a label from
+    an offered one (``ANS-SEL-3``), mostly in one way only: by case, Unicode
+    normalisation, surrounding whitespace or a look-alike. A service that
+    compares them loosely accepts it.
+    """
+    return _draw_invalid_answer(draw, request, near_misses=True)
+
+
+def _draw_invalid_answer(
+    draw: st.DrawFn, request: AskUserQuestionRequest, *, near_misses: bool
+) -> InvalidAnswer:
     answer: dict[str, Any] = dict(_draw_valid_answer(draw, request))
     items: list[dict[str, Any]] = [dict(item) for item in answer["answers"]]
     answer["answers"] = items
@@ -1035,7 +1083,7 @@ def invalid_answers(draw: st.DrawFn, request: AskUserQuestionRequest) -> Invalid
     item, question = items[index], request["questions"][index]
     offered = [option["label"] for option in question.get("options", ())]
     multi = question.get("multiSelect") is True
-    breaker = draw(_breakers(bool(offered), multi, len(offered) >= 2))
+    breaker = draw(_breakers(bool(offered), multi, len(offered) >= 2, near_misses))
     if breaker == "shape":
         return InvalidAnswer(copy.deepcopy(draw(_NOT_AN_ANSWER)), "ANS-SHAPE-1")
     if breaker == "keys":
@@ -1051,13 +1099,21 @@ def invalid_answers(draw: st.DrawFn, request: AskUserQuestionRequest) -> Invalid
             items.pop()
         return InvalidAnswer(answer, "ANS-COUNT-1")
     if breaker == "order":
-        item["id"] = _fresh(draw(_labels), (question["id"],))
+        # Mostly a near miss of the question's id, so that a service matching ids
+        # loosely (case, normalisation, whitespace, look) is caught.
+        ids = [q["id"] for q in request["questions"]]
+        near = _near_miss(draw, question["id"], ids) if draw(_one_in_eight) != 7 else None
+        item["id"] = near or _fresh(draw(_labels), (question["id"],))
         return InvalidAnswer(answer, "ANS-ORDER-1")
     if breaker == "sel-type":
         item["selected"] = copy.deepcopy(draw(_NOT_A_SELECTION))
         return InvalidAnswer(answer, "ANS-SEL-1")
     if breaker == "sel-unknown":
-        item["selected"] = [_fresh(draw(_labels), offered)]
+        # Mostly a near miss of an offered label, as for the approve label.
+        near = None
+        if offered and draw(_one_in_eight) != 7:
+            near = _near_miss(draw, offered[draw(_below(len(offered)))], offered)
+        item["selected"] = [near or _fresh(draw(_labels), offered)]
         item.pop("custom", None)
         return InvalidAnswer(answer, "ANS-SEL-3")
     if breaker == "blank":

@@ -183,6 +183,88 @@ _LIST: type[Any] = list
 _STR: type[Any] = str
 
 
+class _Loosening:
+    """A provider whose answers reach the strict check matched loosely to the request."""
+
+    def __init__(self, provider: UserInteractionProvider, ids: bool, labels: bool) -> None:
+        self.provider = provider
+        self.ids = ids
+        self.labels = labels
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        answer: Any = await self.provider.ask(request)
+        items: Any = answer.get("answers") if type(answer) is _DICT else None
+        if type(items) is not _LIST:
+            return cast("AskUserQuestionAnswer", answer)
+        loosened: list[object] = []
+        for question, item in zip(request["questions"], items, strict=False):
+            if type(item) is not _DICT:
+                loosened.append(item)
+                continue
+            changed: dict[str, Any] = dict(item)
+            if (
+                self.ids
+                and type(item.get("id")) is _STR
+                and _loose(item["id"]) == _loose(question["id"])
+            ):
+                changed["id"] = question["id"]
+            selected: Any = item.get("selected")
+            if self.labels and type(selected) is _LIST:
+                offered = [o["label"] for o in question.get("options", ())]
+                changed["selected"] = [_closest(x, offered) for x in selected]
+            loosened.append(changed if changed != item else item)
+        if all(a is b for a, b in zip(loosened, items, strict=False)):
+            return cast("AskUserQuestionAnswer", answer)  # nothing was loosened: as it came
+        return cast("AskUserQuestionAnswer", {**answer, "answers": loosened})
+
+
+def _closest(label: object, offered: list[str]) -> object:
+    """The offered label that *label* loosely matches, or *label* itself."""
+    if type(label) is not _STR or label in offered:
+        return label
+    return next((x for x in offered if _loose(x) == _loose(label)), label)
+
+
+class LooseAnswerIds(Wrapped):
+    """Matches an answer's ids to the questions' without regard to case, form or spacing."""
+
+    def register_provider(self, provider: UserInteractionProvider) -> Registration:
+        return self.inner.register_provider(_Loosening(provider, ids=True, labels=False))
+
+
+class LooseAnswerLabels(Wrapped):
+    """Matches an answer's labels to the offered ones without regard to case, form or spacing."""
+
+    def register_provider(self, provider: UserInteractionProvider) -> Registration:
+        return self.inner.register_provider(_Loosening(provider, ids=False, labels=True))
+
+
+class FoldsDuplicates(Wrapped):
+    """Refuses ids, or one question's labels, that are equal once case, form and spacing fold."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        questions: Any = request.get("questions")
+        if type(questions) is _LIST and all(type(q) is _DICT for q in questions):
+            ids = [q.get("id") for q in questions]
+            if _folded_twins(ids):
+                raise UserInteractionError("question ids must be unique", ErrorCode.BAD_REQUEST)
+            for question in questions:
+                options: Any = question.get("options")
+                if type(options) is _LIST and _folded_twins(
+                    [o.get("label") for o in options if type(o) is _DICT]
+                ):
+                    raise UserInteractionError(
+                        "option labels must be unique", ErrorCode.BAD_REQUEST
+                    )
+        return await self.inner.ask(request)
+
+
+def _folded_twins(texts: list[object]) -> bool:
+    """Whether two distinct strings of *texts* are equal once folded."""
+    strings = {x for x in texts if type(x) is _STR}
+    return len({_loose(x) for x in strings}) < len(strings)
+
+
 def _loose(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold().strip()
 
@@ -336,6 +418,12 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "accepts-empty-detail": (AcceptsEmptyDetail, "INT-DETAIL-1"),
     # The near misses of an offered label that the suite draws as approve labels.
     "loose-approve-label": (LooseApprove, "INT-APPROVE-1"),
+    # The near misses of the question's id, and of an offered label, that the suite
+    # draws in answers that must be refused; and the near twins it draws in
+    # requests that must be accepted.
+    "loose-answer-ids": (LooseAnswerIds, "SVC-STRICT-1"),
+    "loose-answer-labels": (LooseAnswerLabels, "SVC-STRICT-1"),
+    "folds-duplicates": (FoldsDuplicates, "SVC-PASS-1"),
     "loses-same-tick-cancel": (LosesSameTickCancel, "SVC-CANCEL-1"),
     "ignores-cancellation": (IgnoresCancellation, "SVC-CANCEL-1"),
     "asks-before-checking": (AsksBeforeChecking, "SVC-PASS-1"),

@@ -220,7 +220,7 @@ class _Loosening:
 
 def _closest(label: object, offered: list[str]) -> object:
     """The offered label that *label* loosely matches, or *label* itself."""
-    if type(label) is not _STR or label in offered:
+    if not isinstance(label, str) or label in offered:
         return label
     return next((x for x in offered if _loose(x) == _loose(label)), label)
 
@@ -261,7 +261,7 @@ class FoldsDuplicates(Wrapped):
 
 def _folded_twins(texts: list[object]) -> bool:
     """Whether two distinct strings of *texts* are equal once folded."""
-    strings = {x for x in texts if type(x) is _STR}
+    strings = {x for x in texts if isinstance(x, str)}
     return len({_loose(x) for x in strings}) < len(strings)
 
 

@@ -674,9 +674,15 @@ def service_provider_errors(draw: Draws, setup: Setup) -> Scenario:
     return scenario
 
 
-@check(
-    "service-strict", "SVC-STRICT-1", kind="service", cases=["any", "near-miss"], case_share=0.75
-)
+def _offers_labels(request: AskUserQuestionRequest) -> bool:
+    return any(question.get("options") for question in request["questions"])
+
+
+#: Requests with a question that offers labels, whose near misses an answer can pick.
+_OFFERING: Final = _REQUESTS.filter(_offers_labels)
+
+
+@check("service-strict", "SVC-STRICT-1", kind="service", cases=["any", "near-miss"], case_share=0.5)
 def service_strict(draw: Draws, setup: Setup) -> Scenario:
     """A strict service rejects a broken answer with BAD_ANSWER and keeps the answer.
 
@@ -684,9 +690,12 @@ def service_strict(draw: Draws, setup: Setup) -> Scenario:
     request's by case, normalisation, whitespace or a look-alike: compared
     exactly, they break the rules, so a service matching them loosely fails.
     """
-    request = draw(_REQUESTS, "request")
-    broken = near_miss_answers if setup.case == "near-miss" else invalid_answers
-    case = draw(broken(request), "answer")
+    if setup.case == "near-miss":
+        request = draw(_OFFERING, "request")
+        case = draw(near_miss_answers(request), "answer")
+    else:
+        request = draw(_REQUESTS, "request")
+        case = draw(invalid_answers(request), "answer")
 
     async def scenario(example: Example) -> None:
         service = await example.service()

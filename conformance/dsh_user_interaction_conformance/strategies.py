@@ -1040,11 +1040,7 @@ _BLANK: Final = st.sampled_from(("", " ", "\n\t", "\u3000", "\ufeff"))
 
 @functools.cache
 @functools.cache
-def _breakers(
-    has_options: bool, multi: bool, several: bool, near_misses: bool
-) -> st.SearchStrategy[str]:
-    if near_misses:  # the rules an answer breaks by a near miss of the request's text
-        return st.sampled_from(["order", "sel-unknown"] if has_options else ["order"])
+def _breakers(has_options: bool, multi: bool, several: bool) -> st.SearchStrategy[str]:
     breakers = ["shape", "keys", "count", "order", "sel-type", "sel-unknown", "blank"]
     if has_options:
         breakers.append("sel-dup")
@@ -1079,11 +1075,19 @@ def _draw_invalid_answer(
     answer: dict[str, Any] = dict(_draw_valid_answer(draw, request))
     items: list[dict[str, Any]] = [dict(item) for item in answer["answers"]]
     answer["answers"] = items
-    index = draw(_below(len(items)))
+    with_options = [n for n, q in enumerate(request["questions"]) if q.get("options")]
+    label_miss = near_misses and bool(with_options) and draw(_booleans)
+    if label_miss:  # a label's near miss, on a question that offers labels
+        index = with_options[draw(_below(len(with_options)))]
+    else:
+        index = draw(_below(len(items)))
     item, question = items[index], request["questions"][index]
     offered = [option["label"] for option in question.get("options", ())]
     multi = question.get("multiSelect") is True
-    breaker = draw(_breakers(bool(offered), multi, len(offered) >= 2, near_misses))
+    if near_misses:
+        breaker = "sel-unknown" if label_miss else "order"
+    else:
+        breaker = draw(_breakers(bool(offered), multi, len(offered) >= 2))
     if breaker == "shape":
         return InvalidAnswer(copy.deepcopy(draw(_NOT_AN_ANSWER)), "ANS-SHAPE-1")
     if breaker == "keys":
@@ -1102,7 +1106,9 @@ def _draw_invalid_answer(
         # Mostly a near miss of the question's id, so that a service matching ids
         # loosely (case, normalisation, whitespace, look) is caught.
         ids = [q["id"] for q in request["questions"]]
-        near = _near_miss(draw, question["id"], ids) if draw(_one_in_eight) != 7 else None
+        near = None
+        if near_misses or draw(_one_in_eight) != 7:
+            near = _near_miss(draw, question["id"], ids)
         item["id"] = near or _fresh(draw(_labels), (question["id"],))
         return InvalidAnswer(answer, "ANS-ORDER-1")
     if breaker == "sel-type":
@@ -1111,7 +1117,7 @@ def _draw_invalid_answer(
     if breaker == "sel-unknown":
         # Mostly a near miss of an offered label, as for the approve label.
         near = None
-        if offered and draw(_one_in_eight) != 7:
+        if offered and (near_misses or draw(_one_in_eight) != 7):
             near = _near_miss(draw, offered[draw(_below(len(offered)))], offered)
         item["selected"] = [near or _fresh(draw(_labels), offered)]
         item.pop("custom", None)

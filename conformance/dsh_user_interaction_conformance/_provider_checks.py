@@ -545,48 +545,34 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
         tasks = [asyncio.ensure_future(subject.provider.ask(r)) for r in live]
         try:
             await _all_shown(example, subject, live, tasks)
+
+            def step(index: int) -> Coroutine[Any, Any, None] | None:
+                """Abort ask *index* now, or return the human's acting on it."""
+                if index == aborted:
+                    controllers[index].abort()
+                    return None
+                return _perform(
+                    example,
+                    subject,
+                    live[index],
+                    behaviours[index],
+                    requirement="PRV-CONC-1",
+                    ask=tasks[index],
+                )
+
             remaining = list(order)
             for size in groups:
                 group, remaining = remaining[:size], remaining[size:]
                 if dismissed in group:
                     # The dialog closes first; the rest of its group then answer.
                     group.remove(dismissed)
-                    await _perform(
-                        example,
-                        subject,
-                        live[dismissed],
-                        behaviours[dismissed],
-                        requirement="PRV-CONC-1",
-                        ask=tasks[dismissed],
-                    )
-                steps: list[Coroutine[Any, Any, None]] = []
-                for index in group:
-                    if index == aborted:
-                        controllers[index].abort()
-                    else:
-                        steps.append(
-                            _perform(
-                                example,
-                                subject,
-                                live[index],
-                                behaviours[index],
-                                requirement="PRV-CONC-1",
-                                ask=tasks[index],
-                            )
-                        )
+                    if (closing := step(dismissed)) is not None:
+                        await closing
+                steps = [acting for index in group if (acting := step(index)) is not None]
                 await asyncio.gather(*steps)
             for index in remaining:
-                if index == aborted:
-                    controllers[index].abort()
-                else:
-                    await _perform(
-                        example,
-                        subject,
-                        live[index],
-                        behaviours[index],
-                        requirement="PRV-CONC-1",
-                        ask=tasks[index],
-                    )
+                if (acting := step(index)) is not None:
+                    await acting
             example.stage("PRV-CONC-1", "the concurrent asks, once every human had acted")
             done, _ = await asyncio.wait(tasks, timeout=example.bound)
             example.judge("PRV-CONC-1")

@@ -396,7 +396,9 @@ def test_without_schedstat_a_stall_that_does_not_recur_is_starvation() -> None:
 
     report, stalls = _loop_verdicts(Once.subject, bound=0.2)
     assert report.ok
-    assert [(s["judged"], s["by"]) for s in stalls] == [("starved", "second-run")]
+    # At least the planted stall; a busy machine may add stalls of its own, and
+    # each of those must be judged the same way (a set, as the test above).
+    assert {(s["judged"], s["by"]) for s in stalls} == {("starved", "second-run")}
 
 
 @pytest.mark.usefixtures("without_schedstat")

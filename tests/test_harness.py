@@ -127,6 +127,7 @@ SERVICES_THROUGH = (
     "cancel-as-abort",
     "stale-dispose-clears",
     "lenient",
+    "waits-for-left-behind",
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from dsh_user_interaction import (
 )
 
 from ._engine import Draws, Example, Scenario, Setup, check
-from ._stand_ins import Converting, Ignoring, Recording, Swallowing, code_of, settle
+from ._stand_ins import Converting, Ignoring, Recording, Stubborn, Swallowing, code_of, settle
 from ._subject import Service
 from .strategies import (
     INVALID_REQUEST_REQUIREMENTS,
@@ -636,6 +637,77 @@ def service_dispose(draw: Draws, setup: Setup) -> Scenario:
             provider.cancelled >= count,
             lambda: f"{provider.cancelled} of {count} pending provider calls were cancelled",
         )
+
+    return scenario
+
+
+#: How long after the cancellation ``SVC-LEAVE-1`` lets an ask wait for its provider.
+_LEAVE_WITHIN: Final = 1.0
+
+
+@check("service-leave", "SVC-LEAVE-1", kind="service", cases=["abort", "dispose", "cancel"])
+def service_leave(draw: Draws, setup: Setup) -> Scenario:
+    """A provider that ignores its cancellation and stays pending does not hold the ask.
+
+    After an abort, a disposal or the caller's cancellation, the ask settles
+    as it would have anyway within a second, leaving the provider's call
+    behind. The ``cancel`` case judges a service only when it declares call
+    cancellation (``HAR-CANCEL-2``).
+    """
+    interrupt = setup.case
+    expected = {"abort": ErrorCode.ASK_ABORTED, "dispose": ErrorCode.PROVIDER_DISPOSED}
+
+    async def scenario(example: Example) -> None:
+        if interrupt == "cancel" and not setup.capabilities.cancellable:
+            return
+        service = await example.service()
+        provider = Stubborn()
+        registration = service.register_provider(provider)
+        controller = AbortController()
+        request: AskUserQuestionRequest = {**_one(), "signal": controller.signal}
+        task = asyncio.ensure_future(service.ask(request))
+        try:
+            example.stage("SVC-LEAVE-1", "the provider's call to start")
+            await provider.started.wait()
+            actions: dict[str, Callable[[], object]] = {
+                "abort": controller.abort,
+                "dispose": registration.dispose,
+                "cancel": task.cancel,
+            }
+            actions[interrupt]()
+            limit = _LEAVE_WITHIN + example.bound
+            example.stage("SVC-LEAVE-1", f"ask() after the {interrupt}")
+            done, _ = await asyncio.wait({task}, timeout=limit)
+            example.judge("SVC-LEAVE-1")
+            if not done:
+                example.fail(
+                    "SVC-LEAVE-1",
+                    f"still pending {limit:g} s after the {interrupt}: the service waits for a"
+                    " provider that ignores its cancellation",
+                )
+            example.verify(
+                "SVC-LEAVE-1",
+                provider.cancelled > 0,
+                f"the provider's call was not cancelled after the {interrupt}",
+            )
+            ended: object = "cancelled" if task.cancelled() else task.exception() or task.result()
+            example.verify(
+                "SVC-LEAVE-1",
+                ended == "cancelled"
+                if interrupt == "cancel"
+                else code_of(ended) == expected[interrupt],
+                lambda: f"after the {interrupt}, the ask ended with {ended!r}",
+            )
+        finally:
+            # Let the provider's call end, left behind or not, so nothing outlives the example.
+            provider.release()
+            task.cancel()
+            example.stage("SVC-LEAVE-1", "the released provider's call to end")
+            await asyncio.wait({task}, timeout=example.bound)
+            if provider.started.is_set():
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(example.bound):
+                        await provider.ended.wait()
 
     return scenario
 

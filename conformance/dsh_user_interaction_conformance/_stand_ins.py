@@ -16,7 +16,7 @@ from dsh_user_interaction import (
     UserInteractionError,
 )
 
-__all__ = ["Converting", "Ignoring", "Recording", "Swallowing", "code_of", "settle"]
+__all__ = ["Converting", "Ignoring", "Recording", "Stubborn", "Swallowing", "code_of", "settle"]
 
 
 class Recording:
@@ -86,6 +86,39 @@ class Converting(_Waiting):
             self.cancelled += 1
             raise UserInteractionError.of(ErrorCode.ASK_ABORTED) from None
         raise AssertionError  # pragma: no cover - the wait never ends
+
+
+class Stubborn(_Waiting):
+    """A provider that ignores its cancellation and stays pending until :meth:`release`.
+
+    What a JavaScript provider that ignores its signal does: the call goes on
+    as if nothing happened. Released, it ends its call by re-raising the
+    cancellation at last (or ``ASK_CANCELLED`` if it never had one), and sets
+    ``ended``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._released = asyncio.Event()
+        self.ended = asyncio.Event()
+
+    def release(self) -> None:
+        """Let every pending call end."""
+        self._released.set()
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        self.started.set()
+        try:
+            while not self._released.is_set():
+                try:
+                    await self._released.wait()
+                except asyncio.CancelledError:
+                    self.cancelled += 1  # and wait on regardless
+            if self.cancelled:
+                raise asyncio.CancelledError
+            raise UserInteractionError.of(ErrorCode.ASK_CANCELLED)
+        finally:
+            self.ended.set()
 
 
 def code_of(outcome: object) -> object:

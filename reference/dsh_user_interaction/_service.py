@@ -15,6 +15,9 @@ its own request with ``Task.uncancel()`` and raises ``ASK_ABORTED`` or
 ``PROVIDER_DISPOSED`` instead. If somebody else also cancelled the task, the
 count stays above where it started, and the ``CancelledError`` propagates
 unchanged: a caller's cancellation is never swallowed or turned into a code.
+A provider that ignores the cancellation and stays pending is left behind
+after ``cancel_grace`` seconds (``_provider_call.py``), and ``ask()`` goes on
+as if it had re-raised it (``SVC-LEAVE-1``).
 
 Rule 3: an interrupt asked for from inside the caller's own task (a provider
 that aborts its own request, say) is delivered one loop step later, so it
@@ -38,6 +41,7 @@ from typing import final
 
 from ._checks import bad_answer, checked_request, fast_answer_accepted, must_violations
 from ._errors import MESSAGES, ErrorCode, UserInteractionError
+from ._provider_call import DEFAULT_CANCEL_GRACE, provider_call
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
 
 __all__ = ["Registration", "UserInteractionService"]
@@ -99,6 +103,20 @@ class Registration:
         return f"<Registration {state} provider={self._provider!r}>"
 
 
+#: The longest grace ``SVC-LEAVE-1`` allows a provider that ignores its cancellation.
+_MOST_GRACE = 1.0
+
+
+def _checked_grace(grace: object) -> float:
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)):
+        msg = f"cancel_grace must be a number of seconds, got {grace!r}"
+        raise TypeError(msg)
+    if not 0 <= grace <= _MOST_GRACE:
+        msg = f"cancel_grace must be from 0 to {_MOST_GRACE:g} seconds, got {grace!r}"
+        raise ValueError(msg)
+    return float(grace)
+
+
 class _Call:
     """One pending ``ask()``: who runs it and whether it was interrupted."""
 
@@ -150,12 +168,18 @@ class UserInteractionService:
     With ``strict=True`` (the default) every answer is checked against the
     answer rules, and one that breaks a ``MUST`` raises ``BAD_ANSWER`` with
     the raw answer kept on the error.
+
+    *cancel_grace* (0.25 s by default, at most 1 s) is how long a provider
+    whose call was cancelled may take to end it. One still pending then is
+    left behind, running on in a task of its own, and the ask settles without
+    it; if it answers later, the loop's exception handler gets the answer.
     """
 
-    __slots__ = ("_calls", "_registration", "_strict")
+    __slots__ = ("_calls", "_cancel_grace", "_registration", "_strict")
 
-    def __init__(self, *, strict: bool = True) -> None:
+    def __init__(self, *, strict: bool = True, cancel_grace: float = DEFAULT_CANCEL_GRACE) -> None:
         self._strict = strict
+        self._cancel_grace = _checked_grace(cancel_grace)
         self._registration: Registration | None = None
         self._calls: set[_Call] = set()
 
@@ -163,6 +187,11 @@ class UserInteractionService:
     def strict(self) -> bool:
         """Whether answers are checked."""
         return self._strict
+
+    @property
+    def cancel_grace(self) -> float:
+        """How long a cancelled provider may take to end its call before it is left behind."""
+        return self._cancel_grace
 
     @property
     def provider(self) -> UserInteractionProvider | None:
@@ -227,7 +256,10 @@ class UserInteractionService:
         self._calls.add(call)
         baseline = task.cancelling()
         try:
-            answer = await registration._provider.ask(request)  # noqa: SLF001 - this module's class
+            answer = await provider_call(
+                registration._provider.ask(request),  # noqa: SLF001 - this module's class
+                self._cancel_grace,
+            )
         except asyncio.CancelledError:
             call.settled = True
             if not _take_back(call, task, baseline):

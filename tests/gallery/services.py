@@ -19,6 +19,7 @@ from dsh_user_interaction import (
     answer_violations,
     check_request,
 )
+from dsh_user_interaction._provider_call import left_behind
 
 
 class Wrapped:
@@ -369,6 +370,18 @@ class IgnoresCancellation(Wrapped):
                 await asyncio.sleep(0.01)
 
 
+class WaitsForLeftBehind(Wrapped):
+    """After an interrupt, waits for its provider's call to end before it settles the ask."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        try:
+            return await self.inner.ask(request)
+        except BaseException:
+            while left_behind():  # noqa: ASYNC110 - the calls left behind have no event to await
+                await asyncio.sleep(0.01)
+            raise
+
+
 class StringAgentsOnly(Wrapped):
     """Insists that the agent is a name, as spec 1.1.0 did (REQ-AGENT-1, withdrawn)."""
 
@@ -427,6 +440,7 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "loses-same-tick-cancel": (LosesSameTickCancel, "SVC-CANCEL-1"),
     "ignores-cancellation": (IgnoresCancellation, "SVC-CANCEL-1"),
     "asks-before-checking": (AsksBeforeChecking, "SVC-PASS-1"),
+    "waits-for-left-behind": (WaitsForLeftBehind, "SVC-LEAVE-1"),
     "string-agents-only": (StringAgentsOnly, "REQ-AGENT-2"),
     "names-the-agent": (NamesTheAgent, "REQ-AGENT-2"),
     "vague-location": (VagueLocation, "SVC-ORDER-3"),

@@ -59,9 +59,11 @@ from dsh_user_interaction.extra.mcp.testing import (
 from dsh_user_interaction_conformance import (
     Action,
     Pick,
+    Revise,
     Skip,
     TypeText,
     expected_answer,
+    held_after,
     run_suite,
 )
 from dsh_user_interaction_conformance.strategies import (
@@ -799,15 +801,19 @@ def _client_answer(
         name = f"q{number}"
         if isinstance(action, Skip):
             continue
+        if isinstance(action, Revise):
+            # The form as the human leaves it: the picks left, and the last text typed.
+            picked, text = held_after(action.steps, multi=question.get("multiSelect") is True)
+        else:
+            picked = list(action.labels)
+            text = action.text if isinstance(action, TypeText) else ""
         if not question.get("options"):
-            assert isinstance(action, TypeText)
-            by_id[name] = {"id": name, "selected": [], "custom": action.text}
+            by_id[name] = {"id": name, "selected": [], "custom": text}
             continue
-        assert isinstance(action, Pick | TypeText)
-        if action.labels:
-            by_id[name] = {"id": name, "selected": list(action.labels)}
-        if isinstance(action, TypeText):
-            by_id[f"{name}_other"] = {"id": f"{name}_other", "selected": [], "custom": action.text}
+        if picked:
+            by_id[name] = {"id": name, "selected": picked}
+        if text:
+            by_id[f"{name}_other"] = {"id": f"{name}_other", "selected": [], "custom": text}
     items: list[AskUserQuestionAnswerItem] = [
         by_id.get(q["id"], {"id": q["id"], "selected": []}) for q in asked["questions"]
     ]

@@ -20,9 +20,13 @@ if typing.TYPE_CHECKING:
     from ._behaviour import Dismiss as Dismiss
     from ._behaviour import Nothing as Nothing
     from ._behaviour import Pick as Pick
+    from ._behaviour import Revise as Revise
     from ._behaviour import Skip as Skip
+    from ._behaviour import Step as Step
     from ._behaviour import TypeText as TypeText
     from ._behaviour import expected_answer as expected_answer
+    from ._behaviour import held_after as held_after
+    from ._behaviour import revised as revised
     from ._capabilities import Capabilities as Capabilities
     from ._engine import CHECKS as CHECKS
     from ._engine import Check as Check
@@ -70,6 +74,7 @@ __all__ = [
     "Report",
     "Requirement",
     "RequirementResult",
+    "Revise",
     "Scenario",
     "ScriptedDriver",
     "Service",
@@ -78,13 +83,16 @@ __all__ = [
     "Setup",
     "SetupError",
     "Skip",
+    "Step",
     "Subject",
     "SubjectFactory",
     "TypeText",
     "expected_answer",
+    "held_after",
     "reference_service",
     "reference_subject",
     "requirements",
+    "revised",
     "run_suite",
     "with_capabilities",
 ]
@@ -96,9 +104,13 @@ _MODULES = {
     "Dismiss": "_behaviour",
     "Nothing": "_behaviour",
     "Pick": "_behaviour",
+    "Revise": "_behaviour",
     "Skip": "_behaviour",
+    "Step": "_behaviour",
     "TypeText": "_behaviour",
     "expected_answer": "_behaviour",
+    "held_after": "_behaviour",
+    "revised": "_behaviour",
     "Capabilities": "_capabilities",
     "CHECKS": "_engine",
     "Check": "_engine",

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
     AskUserQuestionRequest,
 )
 
@@ -28,9 +29,13 @@ __all__ = [
     "Dismiss",
     "Nothing",
     "Pick",
+    "Revise",
     "Skip",
+    "Step",
     "TypeText",
     "expected_answer",
+    "held_after",
+    "revised",
 ]
 
 
@@ -85,6 +90,29 @@ class Skip:
     __repr__ = _shown
 
 
+#: One step of :class:`Revise`: pick or unpick an option's label, type text
+#: (replacing what the text field held) or clear the text field (``""``).
+Step: TypeAlias = tuple[Literal["pick", "unpick", "type", "clear"], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Revise:
+    """Change one's mind on one question: take these *steps* in order, then submit it.
+
+    The answer is what the question holds at the end (:func:`revised`): on a
+    single-select a pick replaces the earlier one and typed text overrides
+    the choice; on a multi-select a pick adds a label, an unpick removes it,
+    and the text supplements the picks. Text is typed over what the field
+    held. The suite draws these only for a driver that declares
+    ``revises``, and only where UIs agree on the outcome: on a single-select
+    it never picks while text is typed, but clears the text first.
+    """
+
+    steps: tuple[Step, ...]
+
+    __repr__ = _shown
+
+
 @dataclass(frozen=True, slots=True)
 class Dismiss:
     """Dismiss the whole batch, as closing the dialog does."""
@@ -102,7 +130,7 @@ class Nothing:
 
 
 #: What the human does with one question.
-Action: TypeAlias = Pick | TypeText | Skip
+Action: TypeAlias = Pick | TypeText | Skip | Revise
 #: What the human does with a whole request.
 Behaviour: TypeAlias = tuple[Action, ...] | Dismiss | Nothing
 
@@ -118,7 +146,53 @@ def ways_in(behaviour: Behaviour) -> list[tuple[str, str | None]]:
     if isinstance(behaviour, Nothing):
         return []
     kinds = {Pick: "pick", TypeText: "type", Skip: "skip"}
-    return [(kinds[type(action)], action.way) for action in behaviour]
+    return [
+        (kinds[type(action)], action.way) for action in behaviour if not isinstance(action, Revise)
+    ]
+
+
+def held_after(steps: Sequence[Step], *, multi: bool) -> tuple[list[str], str]:
+    """What a question holds after *steps*: the labels picked, in picking order, and the text.
+
+    A driver whose UI is a form fills it with these (an empty text is none).
+
+    >>> held_after([("pick", "a"), ("type", "x"), ("clear", ""), ("pick", "b")], multi=False)
+    (['b'], '')
+    """
+    picked: list[str] = []
+    text = ""
+    for kind, value in steps:
+        if kind == "pick":
+            picked = [*picked, value] if multi else [value]
+        elif kind == "unpick":
+            picked = [label for label in picked if label != value]
+        else:
+            text = value  # typed over the field, or cleared ("")
+    return picked, text
+
+
+def revised(question: AskUserQuestionItem, steps: Sequence[Step]) -> AskUserQuestionAnswerItem:
+    """The answer item for *question* after the human takes *steps* (see :class:`Revise`).
+
+    >>> question = {"id": "q", "question": "Which?", "options": [{"label": "a"}, {"label": "b"}]}
+    >>> revised(question, [("pick", "a"), ("pick", "b")])
+    {'id': 'q', 'selected': ['b']}
+    >>> revised(question, [("pick", "a"), ("type", "neither")])
+    {'id': 'q', 'selected': [], 'custom': 'neither'}
+    >>> revised({**question, "multiSelect": True}, [("pick", "b"), ("pick", "a"), ("unpick", "b")])
+    {'id': 'q', 'selected': ['a']}
+    """
+    multi = question.get("multiSelect") is True
+    picked, text = held_after(steps, multi=multi)
+    order = [option["label"] for option in question.get("options", ())]
+    item: AskUserQuestionAnswerItem = {"id": question["id"], "selected": []}
+    if text and not multi:
+        item["custom"] = text  # overrides the choice (ANS-SINGLE-2)
+        return item
+    item["selected"] = [label for label in order if label in picked]
+    if text:
+        item["custom"] = text
+    return item
 
 
 def expected_answer(
@@ -136,6 +210,9 @@ def expected_answer(
     """
     items: list[AskUserQuestionAnswerItem] = []
     for question, action in zip(request["questions"], actions, strict=True):
+        if isinstance(action, Revise):
+            items.append(revised(question, action.steps))
+            continue
         order = {option["label"]: rank for rank, option in enumerate(question.get("options", ()))}
         labels: tuple[str, ...]
         match action:

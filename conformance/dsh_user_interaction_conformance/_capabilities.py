@@ -39,6 +39,10 @@ class Capabilities:
     custom_on_single: bool = True
     #: The human can pick labels *and* type text on a multi-select question.
     custom_on_multi: bool = True
+    #: The human can change their mind on a question before it is submitted:
+    #: pick another option, unpick one, type after picking, type over their
+    #: text or clear it (:class:`~dsh_user_interaction_conformance.Revise`).
+    revises: bool = True
     #: The UI can hold several pending asks at once.
     concurrent: bool = True
     #: The driver can say which questions are on screen (for the clean-up checks).

@@ -39,7 +39,7 @@ from dsh_user_interaction.extra.stdio import ChildFailed
 from dsh_user_interaction.extra.stdio._session import Connection, Session
 from dsh_user_interaction.extra.stdio._values import as_object
 
-from ._behaviour import Behaviour, Dismiss, Nothing, Skip, TypeText
+from ._behaviour import Behaviour, Dismiss, Nothing, Revise, Skip, TypeText
 from ._capabilities import Capabilities
 from ._loop import Stall, process_collecting
 from ._subject import Subject
@@ -137,6 +137,15 @@ def _way(wire: dict[str, Any], way: str | None) -> dict[str, Any]:
     return wire
 
 
+def _step(kind: str, value: str) -> dict[str, str]:
+    """One step of a revision on the wire: ``{"step": "pick", "label": ...}`` and so on."""
+    if kind in {"pick", "unpick"}:
+        return {"step": kind, "label": value}
+    if kind == "type":
+        return {"step": kind, "text": value}
+    return {"step": kind}
+
+
 def _behaviour(behaviour: Behaviour) -> dict[str, Any]:
     if isinstance(behaviour, Dismiss):
         return _way({"kind": "dismiss"}, behaviour.way)
@@ -144,6 +153,11 @@ def _behaviour(behaviour: Behaviour) -> dict[str, Any]:
         return {"kind": "nothing"}
     actions: list[dict[str, Any]] = []
     for action in behaviour:
+        if isinstance(action, Revise):
+            actions.append(
+                {"do": "revise", "steps": [_step(kind, value) for kind, value in action.steps]}
+            )
+            continue
         if isinstance(action, Skip):
             wire: dict[str, Any] = {"do": "skip"}
         elif isinstance(action, TypeText):

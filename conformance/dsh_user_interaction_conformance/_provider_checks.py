@@ -20,7 +20,7 @@ from dsh_user_interaction import (
     answer_violations,
 )
 
-from ._behaviour import Behaviour, Dismiss, Nothing, expected_answer
+from ._behaviour import Action, Behaviour, Dismiss, Nothing, Revise, Step, expected_answer
 from ._difference import describe_difference
 from ._engine import Draws, Example, Scenario, Setup, check
 from ._stand_ins import code_of
@@ -154,9 +154,21 @@ def compare(
     answer: object,
     *,
     requirement: str = "PRV-ANSWER-1",
+    actions: Sequence[Action] = (),
 ) -> None:
-    """Judge *answer*: it keeps the answer rules and says exactly what the human did."""
+    """Judge *answer*: it keeps the answer rules and says exactly what the human did.
+
+    A question the human revised (*actions*, when given) is judged by
+    ``PRV-REVISE-1`` instead of *requirement*, and its message lists the steps.
+    """
     example.judge(*ANSWER_RULES, "PRV-TEXT-1", requirement)
+    revisions = {
+        position: action.steps
+        for position, action in enumerate(actions)
+        if isinstance(action, Revise)
+    }
+    if revisions:
+        example.judge("PRV-REVISE-1")
     for rule, problem in _not_json_shaped(answer):
         example.fail(rule, problem)
     try:
@@ -172,10 +184,14 @@ def compare(
     if any(v.requirement in _STRUCTURE for v in violations):
         return
     got_items: list[dict[str, Any]] = cast("Any", answer)["answers"]
-    for question, want, got in zip(
-        request["questions"], expected["answers"], got_items, strict=True
+    for position, (question, want, got) in enumerate(
+        zip(request["questions"], expected["answers"], got_items, strict=True)
     ):
         where = f"question {question['id']!r}"
+        rule = requirement
+        if position in revisions:
+            rule = "PRV-REVISE-1"
+            where += f", after the human's steps {_steps(revisions[position])}"
         if question.get("multiSelect") is True and len(want["selected"]) >= 2:
             example.judge("ANS-MULTI-2")
         intent = "intent" in question
@@ -183,20 +199,28 @@ def compare(
             example.judge("PRV-INTENT-1")
         if set(got["selected"]) != set(want["selected"]):
             example.fail(
-                requirement,
+                rule,
                 f"{where}: the human picked {want['selected']!r}; answered {got['selected']!r}",
             )
             if intent:
                 example.fail("PRV-INTENT-1", f"{where}: an intent question answered {got!r}")
         if "custom" in want and "custom" in got and want["custom"] != got["custom"]:
             example.fail(
-                "PRV-TEXT-1",
+                # Text typed over, or cleared, that the answer misreports is the revision's.
+                "PRV-TEXT-1" if rule == requirement else rule,
                 f"{where}: the human typed {want['custom']!r}, the answer says "
                 f"{got['custom']!r}; {describe_difference(want['custom'], got['custom'])}",
             )
         if ("custom" in want) != ("custom" in got):
             said = "typed text" if "custom" in want else "typed nothing"
-            example.fail(requirement, f"{where}: the human {said}, but the answer has {got!r}")
+            if position in revisions:
+                said = "left text typed" if "custom" in want else "left no text typed"
+            example.fail(rule, f"{where}: the human {said}, but the answer has {got!r}")
+
+
+def _steps(steps: Sequence[Step]) -> str:
+    """The steps of a revision as a reader follows them: ``pick 'a', type 'x', clear``."""
+    return ", ".join(kind if kind == "clear" else f"{kind} {value!r}" for kind, value in steps)
 
 
 async def _perform(
@@ -228,10 +252,11 @@ async def _perform(
 
 @check(
     "provider-answers",
-    "PRV-ANSWER-1", "PRV-TEXT-1", "PRV-MUTATE-1", "PRV-INTENT-1", "ANS-SHAPE-1", "ANS-KEYS-1",
-    "ANS-COUNT-1", "ANS-ORDER-1", "ANS-SEL-1", "ANS-SEL-2", "ANS-SEL-3", "ANS-SINGLE-1",
-    "ANS-SINGLE-2", "ANS-MULTI-2", "ANS-CUSTOM-1",
+    "PRV-ANSWER-1", "PRV-REVISE-1", "PRV-TEXT-1", "PRV-MUTATE-1", "PRV-INTENT-1", "ANS-SHAPE-1",
+    "ANS-KEYS-1", "ANS-COUNT-1", "ANS-ORDER-1", "ANS-SEL-1", "ANS-SEL-2", "ANS-SEL-3",
+    "ANS-SINGLE-1", "ANS-SINGLE-2", "ANS-MULTI-2", "ANS-CUSTOM-1",
     kind="provider",
+    gates={"PRV-REVISE-1": lambda c: c.revises},
 )  # fmt: skip
 def provider_answers(draw: Draws, setup: Setup) -> Scenario:
     """The provider returns exactly what the simulated human did, hostile text included."""
@@ -270,7 +295,7 @@ def provider_answers(draw: Draws, setup: Setup) -> Scenario:
                         f"{where}the provider raised {answer!r} instead of answering",
                     )
                     return
-                compare(example, asked, expected_answer(asked, acts), answer)
+                compare(example, asked, expected_answer(asked, acts), answer, actions=acts)
             finally:
                 await stop(example, task)
         for (asked, _), snapshot in zip(asks, before, strict=True):
@@ -510,7 +535,15 @@ def _judge_cross_talk(
             )
 
 
-@check("provider-concurrency", "PRV-CONC-1", kind="provider", needs=lambda c: c.concurrent, parts=2)
+@check(
+    "provider-concurrency",
+    "PRV-CONC-1",
+    "PRV-REVISE-1",
+    kind="provider",
+    needs=lambda c: c.concurrent,
+    parts=2,
+    gates={"PRV-REVISE-1": lambda c: c.revises},
+)
 def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
     """Several pending asks, answered in any interleaving, each get their own answer.
 
@@ -606,6 +639,7 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
                     expected_answer(request, behaviour),
                     task.result(),
                     requirement="PRV-CONC-1",
+                    actions=behaviour,
                 )
         finally:
             for task in tasks:

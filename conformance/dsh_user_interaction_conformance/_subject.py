@@ -17,7 +17,7 @@ from dsh_user_interaction import (
     UserInteractionService,
 )
 
-from ._behaviour import Behaviour, Dismiss, Nothing, Skip, TypeText
+from ._behaviour import Behaviour, Dismiss, Nothing, Revise, Skip, TypeText, revised
 from ._capabilities import Capabilities
 
 __all__ = [
@@ -204,6 +204,10 @@ class ScriptedDriver:
         items: list[AskUserQuestionAnswerItem] = []
         for question, action in zip(request["questions"], behaviour, strict=True):
             offered = [option["label"] for option in question.get("options", ())]
+            if isinstance(action, Revise):
+                # The form's state after each step, as the spec reads it.
+                items.append(revised(question, action.steps))
+                continue
             if isinstance(action, Skip):
                 items.append({"id": question["id"], "selected": []})
                 continue

@@ -29,7 +29,18 @@ from dsh_user_interaction import AbortSignal, AskUserQuestionRequest
 from dsh_user_interaction.extra.stdio import PROTOCOL_VERSION, WireError
 from dsh_user_interaction.extra.stdio._values import Codec, as_object
 
-from ._behaviour import Action, Behaviour, Dismiss, Nothing, Pick, Skip, TypeText, ways_in
+from ._behaviour import (
+    Action,
+    Behaviour,
+    Dismiss,
+    Nothing,
+    Pick,
+    Revise,
+    Skip,
+    Step,
+    TypeText,
+    ways_in,
+)
 from ._capabilities import Capabilities
 from ._subject import UsageError, declared_capabilities, load_factory
 
@@ -56,9 +67,26 @@ def _behaviour(wire: object) -> Behaviour:
             actions.append(TypeText(str(action.get("text")), labels, _way(action)))
         elif action.get("do") == "pick":
             actions.append(Pick(labels, _way(action)))
+        elif action.get("do") == "revise":
+            listed_steps: object = action.get("steps")
+            raw_steps = cast("list[object]", listed_steps) if type(listed_steps) is list else []
+            actions.append(Revise(tuple(_step(raw) for raw in raw_steps)))
         else:
             raise WireError(f"behaviour: unknown action {action!r}")
     return tuple(actions)
+
+
+def _step(wire: object) -> Step:
+    """One step of a revision, from ``{"step": ..., "label" or "text": ...}``."""
+    step = as_object(wire) or {}
+    kind = step.get("step")
+    if kind in {"pick", "unpick"}:
+        return (kind, str(step.get("label")))
+    if kind == "type":
+        return ("type", str(step.get("text")))
+    if kind == "clear":
+        return ("clear", "")
+    raise WireError(f"behaviour: unknown step {step!r}")
 
 
 def _check_ways(behaviour: Behaviour, capabilities: Capabilities | None) -> None:

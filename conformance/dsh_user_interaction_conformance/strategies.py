@@ -53,7 +53,18 @@ from dsh_user_interaction import (
     is_blank,
 )
 
-from ._behaviour import Action, Behaviour, Dismiss, Nothing, Pick, Skip, TypeText, expected_answer
+from ._behaviour import (
+    Action,
+    Behaviour,
+    Dismiss,
+    Nothing,
+    Pick,
+    Revise,
+    Skip,
+    Step,
+    TypeText,
+    expected_answer,
+)
 from ._capabilities import Capabilities
 
 __all__ = [
@@ -867,6 +878,7 @@ _SKIP: Final = "skip"
 _PICK: Final = "pick"
 _TYPE: Final = "type"
 _PICK_AND_TYPE: Final = "pick and type"
+_REVISE: Final = "revise"
 _DEFAULT_CAPABILITIES: Final = Capabilities()
 
 
@@ -875,19 +887,85 @@ def _kinds(has_options: bool, multi: bool, capabilities: Capabilities) -> st.Sea
     """What the human may do with a question of this shape; shrinks toward the first."""
     custom = capabilities.custom_on_multi if multi else capabilities.custom_on_single
     skip = [_SKIP] if capabilities.can_skip else []
+    revise = [_REVISE] if capabilities.revises else []
     # Typing comes first where it is allowed: the simplest example, which Hypothesis
     # draws often early on, then carries hostile text (and on a single-select, text
     # that must override the choice).
+    # Revising: often on a single-select (pick, then type; pick again), seldom where
+    # there is only text to type over.
     if not has_options:
-        kinds = [_TYPE, *skip]
+        kinds = [_TYPE, *skip, _TYPE, _TYPE, *revise]
     elif not multi:
-        kinds = [_TYPE, _PICK, *skip, _PICK] if custom else [_PICK, *skip]
+        kinds = (
+            [_TYPE, _PICK, *skip, _PICK, *revise, *revise, *revise]
+            if custom
+            else [_PICK, *skip, *revise]
+        )
     else:
         # Picking first, and three times as likely as the rest, so that several
         # labels are picked in more than half the examples (see _draw_labels).
         picks = [_PICK, _PICK_AND_TYPE] if custom else [_PICK]
-        kinds = [*picks, *skip, *([_TYPE] if custom else []), *picks, *picks]
+        kinds = [*picks, *skip, *([_TYPE] if custom else []), *picks, *picks, *revise]
     return st.sampled_from(kinds)
+
+
+def _draw_revision(
+    draw: st.DrawFn, offered: Sequence[str], multi: bool, custom: bool
+) -> tuple[Step, ...]:
+    """A pick (or, without options, a text), then one to three steps of changing one's mind.
+
+    A later pick on a single-select picks another option, and there a pick
+    while text is typed comes after a ``clear``: whether a pick keeps the text
+    (which then overrides it) or replaces it is the UI's design, so the suite
+    never asks for it.
+    """
+    steps: list[Step] = []
+    picked: list[str] = []
+    text = ""
+    if offered:
+        first = offered[draw(_below(len(offered)))]
+        steps.append(("pick", first))
+        picked.append(first)
+    else:
+        text = draw(_custom_texts)
+        steps.append(("type", text))
+    for _ in range(draw(_between(1, 3))):
+        # Typing first where it is allowed: on a single-select, the pick is then
+        # overridden by the text, the first thing a UI may get wrong.
+        moves: list[str] = ["type"] if custom or not offered else []
+        if text:
+            moves.append("clear")
+        others = [label for label in offered if label not in picked]
+        if others:
+            # Twice as likely on a single-select: the change that stays visible.
+            moves += ["pick"] if multi else ["pick", "pick"]
+        if picked and multi:
+            moves.append("unpick")
+        if not moves:
+            break  # one option and no text box: there is no mind to change
+        move = draw(_ways(tuple(moves)))
+        if move == "pick":
+            if text and not multi:
+                steps.append(("clear", ""))
+                text = ""
+            label = others[draw(_below(len(others)))]
+            picked = [*picked, label] if multi else [label]
+            steps.append(("pick", label))
+        elif move == "unpick":
+            label = picked.pop(draw(_below(len(picked))))
+            steps.append(("unpick", label))
+        elif move == "type":
+            text = draw(_custom_texts)
+            steps.append(("type", text))
+        else:
+            text = ""
+            steps.append(("clear", ""))
+    if not picked and not text:  # something must be left to answer with
+        if offered:
+            steps.append(("pick", offered[draw(_below(len(offered)))]))
+        else:
+            steps.append(("type", draw(_custom_texts)))
+    return tuple(steps)
 
 
 def _draw_labels(draw: st.DrawFn, offered: Sequence[str], multi: bool) -> tuple[str, ...]:
@@ -922,6 +1000,9 @@ def _draw_action(
         return Skip(_draw_way(draw, capabilities, "skip"))
     if kind == _PICK:
         return Pick(_draw_labels(draw, offered, multi), _draw_way(draw, capabilities, "pick"))
+    if kind == _REVISE:
+        custom = capabilities.custom_on_multi if multi else capabilities.custom_on_single
+        return Revise(_draw_revision(draw, offered, multi, custom))
     text = draw(_custom_texts)
     labels = _draw_labels(draw, offered, multi) if kind == _PICK_AND_TYPE else ()
     return TypeText(text, labels, _draw_way(draw, capabilities, "type"))

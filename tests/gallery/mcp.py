@@ -128,6 +128,11 @@ class CancellationAsDismissal(McpElicitationProvider):
             raise UserInteractionError.of(ErrorCode.ASK_CANCELLED) from None
 
 
+def _sent(result: types.ElicitResult, index: int) -> object:
+    """What the client sent for question *index*'s choice (a choice's value is its label)."""
+    return (result.content or {}).get(f"q{index + 1}")
+
+
 class UnorderedPicks(McpElicitationProvider):
     """Multi-select labels come back in the order the client listed them, not in option order."""
 
@@ -136,11 +141,26 @@ class UnorderedPicks(McpElicitationProvider):
         request: AskUserQuestionRequest[Any], form: Form, result: types.ElicitResult
     ) -> AskUserQuestionAnswer:
         answer = McpElicitationProvider._read(request, form, result)
-        content = result.content or {}
         for index, item in enumerate(answer["answers"]):
-            sent = content.get(f"q{index + 1}")
+            sent = _sent(result, index)
             if isinstance(sent, list) and request["questions"][index].get("multiSelect") is True:
                 item["selected"] = [str(label) for label in sent]
+        return answer
+
+
+class PickBesideText(McpElicitationProvider):
+    """On a single-select question, an option picked and text typed both stay in the answer."""
+
+    @staticmethod
+    def _read(
+        request: AskUserQuestionRequest[Any], form: Form, result: types.ElicitResult
+    ) -> AskUserQuestionAnswer:
+        answer = McpElicitationProvider._read(request, form, result)
+        for index, item in enumerate(answer["answers"]):
+            sent = _sent(result, index)
+            single = request["questions"][index].get("multiSelect") is not True
+            if "custom" in item and isinstance(sent, str) and single:
+                item["selected"] = [sent]
         return answer
 
 
@@ -164,6 +184,8 @@ BROKEN_MCP: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
         "PRV-CANCEL-1",
         "provider-lifecycle",
     ),
+    # Both fields of a single-select filled: pick, then type (a Revise behaviour).
+    "pick-beside-text": (_factory(PickBesideText), "ANS-SINGLE-2", "provider-answers"),
 }
 #: A SHOULD violation: reported as a warning, and the run still passes.
 SHOULD_MCP: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {

@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
     AskUserQuestionRequest,
     ErrorCode,
     UserInteractionError,
@@ -24,8 +26,12 @@ from dsh_user_interaction_conformance import (
     Capabilities,
     Dismiss,
     Nothing,
+    Revise,
+    Step,
     Subject,
     TypeText,
+    held_after,
+    revised,
 )
 
 Answer = dict[str, Any]
@@ -56,6 +62,8 @@ class Flaws:
     one_at_a_time: bool = False
     #: Closing one ask's dialog rejects every pending ask.
     dismiss_closes_all: bool = False
+    #: What a question the human revised answers: the spec's reading by default.
+    revising: Callable[[AskUserQuestionItem, Sequence[Step]], AskUserQuestionAnswerItem] = revised
 
 
 @dataclass
@@ -156,6 +164,9 @@ class FlawedDriver:
             return
         items: list[Answer] = []
         for question, action in zip(request["questions"], behaviour, strict=True):
+            if isinstance(action, Revise):
+                items.append(dict(self.ui.flaws.revising(question, action.steps)))
+                continue
             offered = [o["label"] for o in question.get("options", ())]
             labels = getattr(action, "labels", ())
             item: Answer = {"id": question["id"], "selected": [x for x in offered if x in labels]}
@@ -227,6 +238,40 @@ def _keep_choice_with_custom(request: AskUserQuestionRequest, answer: Answer) ->
         else:
             items.append(item)
     return {"answers": items}
+
+
+def _keeps_first_pick(
+    question: AskUserQuestionItem, steps: Sequence[Step]
+) -> AskUserQuestionAnswerItem:
+    """A single-select whose first pick sticks: picking another option does nothing."""
+    if question.get("multiSelect") is True:
+        return revised(question, steps)
+    first = next((step for step in steps if step[0] == "pick"), None)
+    kept = [step for step in steps if step[0] != "pick" or step is first]
+    return revised(question, kept)
+
+
+def _pick_beside_text(
+    question: AskUserQuestionItem, steps: Sequence[Step]
+) -> AskUserQuestionAnswerItem:
+    """A single-select that keeps the option picked before the human typed their own answer."""
+    item = revised(question, steps)
+    picked, text = held_after(steps, multi=question.get("multiSelect") is True)
+    if text and picked and question.get("multiSelect") is not True:
+        item["selected"] = picked[-1:]
+    return item
+
+
+def _appends_text(
+    question: AskUserQuestionItem, steps: Sequence[Step]
+) -> AskUserQuestionAnswerItem:
+    """A text box that appends what is typed to what it holds, instead of replacing it."""
+    typed: list[Step] = []
+    text = ""
+    for kind, value in steps:
+        text = "" if kind == "clear" else text + value if kind == "type" else text
+        typed.append(("type", text) if kind == "type" else (kind, value))
+    return revised(question, typed)
 
 
 def _extra_key(request: AskUserQuestionRequest, answer: Answer) -> Answer:
@@ -310,6 +355,10 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
     "swallows-cancellation-forever": (_subject(Flaws(swallows_forever=True)), "PRV-CANCEL-1"),
     "blocks-the-loop": (_subject(Flaws(blocks_for=0.6)), "PRV-LOOP-1"),
     "leaks-a-stubborn-task": (_subject(Flaws(leaks_task=True)), "PRV-LEAK-1"),
+    # Changes of mind (Revise), which no other behaviour draws.
+    "keeps-first-pick": (_subject(Flaws(revising=_keeps_first_pick)), "PRV-REVISE-1"),
+    "pick-beside-typed-text": (_subject(Flaws(revising=_pick_beside_text)), "ANS-SINGLE-2"),
+    "appends-typed-text": (_subject(Flaws(revising=_appends_text)), "PRV-REVISE-1"),
 }
 
 #: Entries whose flaw shows only in a check that does not cite the requirement it breaks.

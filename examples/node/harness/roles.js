@@ -20,6 +20,7 @@ export const SCREEN_CAPABILITIES = Object.freeze({
   can_dismiss: true,
   custom_on_single: true,
   custom_on_multi: true,
+  revises: true,
   concurrent: true,
   observes_screen: true,
 });

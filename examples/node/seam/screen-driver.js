@@ -3,7 +3,7 @@
  *
  * A behaviour is what the suite's simulated human does (spec/harness.md):
  * `{kind: 'actions', actions}` with one action per question (`pick`, `type`,
- * `skip`), `{kind: 'dismiss'}` or `{kind: 'nothing'}`.
+ * `skip`, `revise`), `{kind: 'dismiss'}` or `{kind: 'nothing'}`.
  *
  * @module
  */
@@ -54,6 +54,16 @@ export class ScreenDriver {
           break;
         case 'pick':
           for (const label of action.labels) card.pick(index, label);
+          break;
+        case 'revise':
+          // The human changes their mind: each step on the card, in order.
+          for (const step of action.steps) {
+            if (step.step === 'pick') card.pick(index, step.label);
+            else if (step.step === 'unpick') card.unpick(index, step.label);
+            else if (step.step === 'type') card.type(index, step.text);
+            else if (step.step === 'clear') card.clear(index);
+            else throw new TypeError(`unknown step ${JSON.stringify(step.step)}`);
+          }
           break;
         default:
           throw new TypeError(`unknown action ${JSON.stringify(action.do)}`);

@@ -43,8 +43,8 @@ class Field {
 }
 
 /**
- * One ask on screen. The human acts on it through `pick`, `type`, `skip`,
- * `submit` and `dismiss`; the provider settles its call from them.
+ * One ask on screen. The human acts on it through `pick`, `unpick`, `type`,
+ * `clear`, `skip`, `submit` and `dismiss`; the provider settles its call from them.
  */
 export class Card {
   /**
@@ -80,9 +80,19 @@ export class Card {
     field.picked.add(label);
   }
 
-  /** Type `text` into question `index`'s text box, exactly as given. */
+  /** Unpick the option `label` of question `index` (a multi-select's checkbox). */
+  unpick(index, label) {
+    this.#field(index).picked.delete(label);
+  }
+
+  /** Type `text` into question `index`'s text box, over what it held, exactly as given. */
   type(index, text) {
     this.#field(index).typed = text;
+  }
+
+  /** Empty question `index`'s text box. */
+  clear(index) {
+    this.#field(index).typed = null;
   }
 
   /** Clear question `index`: nothing picked, nothing typed. */

@@ -29,9 +29,11 @@ from dsh_user_interaction_conformance import (
     Capabilities,
     Dismiss,
     Nothing,
+    Revise,
     Skip,
     Subject,
     TypeText,
+    held_after,
     with_capabilities,
 )
 
@@ -136,22 +138,29 @@ def fill(
         if isinstance(action, Skip):
             continue
         labels = _labels(question)
+        multi = question.get("multiSelect") is True
+        if isinstance(action, Revise):
+            # The form holds what the human left in it: the last pick (or the picks
+            # left), and the text last typed, both sent as they stand.
+            chosen, text = held_after(action.steps, multi=multi)
+        else:
+            chosen = list(action.labels) if labels else []
+            text = action.text if isinstance(action, TypeText) else ""
         if not labels:
-            assert isinstance(action, TypeText)
-            content[name] = action.text
+            content[name] = text
             continue
-        picks = [_const(properties.get(name), labels.index(label), name) for label in action.labels]
-        if question.get("multiSelect") is True:
-            if picks or not isinstance(action, TypeText):
+        picks = [_const(properties.get(name), labels.index(label), name) for label in chosen]
+        if multi:
+            if picks or not text:
                 content[name] = picks
         elif picks:
             content[name] = picks[0]
-        if isinstance(action, TypeText):
+        if text:
             other = f"{name}_other"
             if other not in properties:
                 msg = f"the form has no property {other} for the human's own answer"
                 raise LookupError(msg)
-            content[other] = action.text
+            content[other] = text
     return content
 
 

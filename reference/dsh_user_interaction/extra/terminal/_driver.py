@@ -29,6 +29,7 @@ from dsh_user_interaction_conformance import (
     Capabilities,
     Dismiss,
     Nothing,
+    Revise,
     Skip,
     Subject,
     TypeText,
@@ -51,6 +52,9 @@ CAPABILITIES: Final = Capabilities(
     custom_on_multi=True,
     concurrent=True,
     observes_screen=True,
+    # A pick on a single-select question submits it at once, so the human cannot
+    # type after picking or pick again there: the terminal does not revise.
+    revises=False,
     # Esc and Ctrl-C both dismiss the batch: the suite draws each in every run.
     ways={"dismiss": (DISMISS_BY_ESC, DISMISS_BY_CTRL_C)},
 )
@@ -277,6 +281,9 @@ class TerminalDriver:
     def _keys(self, question: AskUserQuestionItem, action: Action, position: int) -> str:
         """The keys for *action* on a question shown fresh (highlight on the first option)."""
         labels = [option["label"] for option in question.get("options", ())]
+        if isinstance(action, Revise):
+            msg = "the terminal declares revises=False: it cannot change its mind on a question"
+            raise TypeError(msg)
         if isinstance(action, Skip):
             return "s" if labels else TAB + "s"
         if not labels:

@@ -1,0 +1,165 @@
+"""A human who changes their mind (PRV-REVISE-1): pick then type, pick again, unpick, type over.
+
+Before :class:`Revise`, the suite never picked an option and then typed, so a
+UI that kept the pick beside the text on a single-select question passed;
+the gallery's ``pick-beside-typed-text`` (and the MCP bridge's
+``pick-beside-text``), ``keeps-first-pick`` and ``appends-typed-text`` are
+now caught on 20 of 20 seeds (``tests/test_gallery.py`` runs them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+from dsh_user_interaction import AskUserQuestionItem, AskUserQuestionRequest, answer_violations
+from dsh_user_interaction_conformance import (
+    Capabilities,
+    Revise,
+    Step,
+    expected_answer,
+    held_after,
+    revised,
+)
+from dsh_user_interaction_conformance.strategies import actions, requests
+
+QUESTION: AskUserQuestionItem = {
+    "id": "q",
+    "question": "Which?",
+    "options": [{"label": "a"}, {"label": "b"}, {"label": "c"}],
+}
+MULTI: AskUserQuestionItem = {**QUESTION, "multiSelect": True}
+
+
+@pytest.mark.parametrize(
+    ("question", "steps", "expected"),
+    [
+        # Single-select: a later pick replaces, and text overrides a pick.
+        (QUESTION, [("pick", "a"), ("pick", "b")], {"id": "q", "selected": ["b"]}),
+        (QUESTION, [("pick", "a"), ("type", "x")], {"id": "q", "selected": [], "custom": "x"}),
+        (QUESTION, [("type", "x"), ("clear", ""), ("pick", "c")], {"id": "q", "selected": ["c"]}),
+        (QUESTION, [("type", "x"), ("type", "y")], {"id": "q", "selected": [], "custom": "y"}),
+        # Multi-select: picks in option order, unpicks gone, text beside them.
+        (MULTI, [("pick", "c"), ("pick", "a"), ("unpick", "c")], {"id": "q", "selected": ["a"]}),
+        (
+            MULTI,
+            [("pick", "b"), ("type", "x"), ("pick", "a")],
+            {"id": "q", "selected": ["a", "b"], "custom": "x"},
+        ),
+        (MULTI, [("pick", "b"), ("type", "x"), ("clear", "")], {"id": "q", "selected": ["b"]}),
+        # No options: only text, typed over.
+        (
+            {"id": "q", "question": "Why?"},
+            [("type", "x"), ("clear", ""), ("type", "z")],
+            {"id": "q", "selected": [], "custom": "z"},
+        ),
+    ],
+)
+def test_a_revision_answers_with_what_the_question_holds_at_the_end(
+    question: AskUserQuestionItem, steps: list[Step], expected: dict[str, Any]
+) -> None:
+    """The oracle of PRV-REVISE-1, case by case."""
+    assert revised(question, steps) == expected
+
+
+def _unambiguous(question: AskUserQuestionItem, steps: tuple[Step, ...]) -> bool:
+    """On a single-select, the suite never picks while text is typed (the UI's design decides)."""
+    if question.get("multiSelect") is True or not question.get("options"):
+        return True
+    text = ""
+    for kind, value in steps:
+        if kind == "pick" and text:
+            return False
+        if kind in {"type", "clear"}:
+            text = value
+    return True
+
+
+@given(st.data())
+def test_every_drawn_revision_is_answerable_and_unambiguous(data: st.DataObject) -> None:
+    """A drawn revision leaves an answer that keeps every answer rule, and UIs agree on it.
+
+    Labels picked are offered ones, unpicks undo earlier picks, something is
+    left to answer with, and text is never typed where the UI takes none.
+    """
+    request: AskUserQuestionRequest = data.draw(requests())
+    claim = data.draw(
+        st.builds(Capabilities, custom_on_single=st.booleans(), custom_on_multi=st.booleans())
+    )
+    drawn = data.draw(actions(request, claim))
+    assert not answer_violations(request, expected_answer(request, drawn))
+    for question, action in zip(request["questions"], drawn, strict=True):
+        if not isinstance(action, Revise):
+            continue
+        multi = question.get("multiSelect") is True
+        offered = [option["label"] for option in question.get("options", ())]
+        assert _unambiguous(question, action.steps), action
+        picked, text = held_after(action.steps, multi=multi)
+        assert picked or text
+        for kind, value in action.steps:
+            if kind in {"pick", "unpick"}:
+                assert value in offered
+            if kind == "unpick":
+                assert multi
+        if offered and not (claim.custom_on_multi if multi else claim.custom_on_single):
+            assert all(kind not in {"type", "clear"} for kind, _ in action.steps)
+
+
+@given(st.data())
+def test_a_ui_that_does_not_revise_is_never_asked_to(data: st.DataObject) -> None:
+    """``revises=False`` (the terminal's claim) keeps Revise out of every drawn behaviour."""
+    request: AskUserQuestionRequest = data.draw(requests())
+    drawn = data.draw(actions(request, Capabilities(revises=False)))
+    assert not any(isinstance(action, Revise) for action in drawn)
+
+
+@pytest.mark.slow
+def test_the_revisions_that_matter_are_drawn_often() -> None:
+    """Pinned shares, over 1,500 drawn requests: what the gallery's revision bugs need.
+
+    Per example, a single-select question revised to a pick other than the
+    first (which ``keeps-first-pick`` misses), one picked then typed over
+    (which ``pick-beside-typed-text`` keeps), and text typed over text.
+    """
+    counts: Counter[str] = Counter()
+
+    @seed(20261202)
+    @settings(
+        max_examples=1500,
+        phases=[Phase.generate],
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(st.data())
+    def sample(data: st.DataObject) -> None:
+        request: AskUserQuestionRequest = data.draw(requests())
+        counts["examples"] += 1
+        seen: set[str] = set()
+        for question, action in zip(request["questions"], data.draw(actions(request)), strict=True):
+            if not isinstance(action, Revise):
+                continue
+            kinds = [kind for kind, _ in action.steps]
+            single = bool(question.get("options")) and question.get("multiSelect") is not True
+            picked, text = held_after(action.steps, multi=not single)
+            first = next((value for kind, value in action.steps if kind == "pick"), None)
+            if single and picked and not text and picked[-1] != first:
+                seen.add("another pick stands")
+            if single and "pick" in kinds and "type" in kinds[kinds.index("pick") :]:
+                seen.add("pick, then type")
+            if kinds.count("type") >= 2:
+                seen.add("text typed over")
+            if "unpick" in kinds:
+                seen.add("unpick")
+        counts.update(seen)
+
+    sample()
+    share = {name: counts[name] / counts["examples"] for name in counts if name != "examples"}
+    assert share["another pick stands"] >= 0.05, share
+    assert share["pick, then type"] >= 0.05, share
+    assert share["text typed over"] >= 0.08, share
+    assert share["unpick"] >= 0.01, share

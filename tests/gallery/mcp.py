@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 
@@ -144,7 +144,7 @@ class UnorderedPicks(McpElicitationProvider):
         for index, item in enumerate(answer["answers"]):
             sent = _sent(result, index)
             if isinstance(sent, list) and request["questions"][index].get("multiSelect") is True:
-                item["selected"] = [str(label) for label in sent]
+                item["selected"] = [str(label) for label in cast("list[object]", sent)]
         return answer
 
 

@@ -472,8 +472,11 @@ def test_the_answer_is_the_whole_result(data: st.DataObject) -> None:
     ]}  # fmt: skip
     result = call(service_with(Recording(answer)), arguments)
     compact = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
-    # JSON.stringify's text, but with the three line breaks JSON leaves raw escaped.
-    one_line = re.sub("[\x85\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}", compact)
+    # JSON.stringify's text, but with the three line breaks JSON leaves raw escaped, and
+    # lone surrogates escaped as JSON.stringify escapes them (the text is strict UTF-8).
+    one_line = re.sub(
+        "[\x85\u2028\u2029\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", compact
+    )
     assert result == ToolResult(one_line)
     assert len(result.text.splitlines()) == 1
 

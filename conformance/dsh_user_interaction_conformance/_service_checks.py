@@ -369,6 +369,10 @@ def service_pass_through(draw: Draws, setup: Setup) -> Scenario:
             not isinstance(outcome, BaseException) or code_of(outcome) != ErrorCode.BAD_REQUEST,
             lambda: f"a request whose agent is a {type(agent).__name__} raised {outcome!r}",
         )
+        if code_of(outcome) == ErrorCode.BAD_ANSWER:
+            # The request went through; the answer, which keeps every rule, was refused.
+            example.judge("SVC-STRICT-2")
+            example.fail("SVC-STRICT-2", f"a valid answer was refused: {outcome!r}")
         example.verify(
             "REQ-EXTRA-1",
             not isinstance(outcome, BaseException),

@@ -8,8 +8,11 @@
 * :func:`valid_answers` and :func:`invalid_answers`: answers that keep, or
   break, the answer rules for a request.
 
-Every strategy draws only JSON-representable data (no lone surrogates), so a
-drawn request can cross to a provider in any language.
+Every strategy draws only JSON-representable data, so a drawn request can
+cross to a provider in any language. Text a model writes (ids, questions,
+labels, :func:`hostile_text`) holds lone surrogates about one time in seven,
+as JSON's ``\\udXXX`` escapes can; text a human types (:func:`custom_texts`)
+never does.
 
 >>> from hypothesis import given
 >>> from dsh_user_interaction import check_request
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import random
 import unicodedata
 from collections.abc import Callable, Collection, Sequence
@@ -195,7 +199,9 @@ _FAMILIES: Final = (
 #: quoting and markup.
 HOSTILE_PIECES: Final = tuple(piece for family in _FAMILIES for piece in family)
 
-#: What can surround a text, so that trimming changes it.
+#: What can surround a text, so that trimming changes it. Some of it is whitespace
+#: to one language only: JavaScript's ``trim`` removes U+FEFF and Python's ``strip``
+#: keeps it; ``strip`` removes U+0085 and U+001C to U+001F, and ``trim`` keeps them.
 _EDGES: Final = (
     " ",
     "  ",
@@ -210,6 +216,9 @@ _EDGES: Final = (
     "\u2028",
     "\x85",
     " \t\n",
+    "\x1c",
+    "\x1f\x1e",
+    "\x1d\ufeff",
 )
 
 _any_char: Final = st.characters(exclude_categories=["Cs"])
@@ -293,6 +302,23 @@ def _random_lines(rng: random.Random) -> str:
     return _random_ascii(rng) + rng.choice(_SPLITS) + _random_mixed(rng)
 
 
+#: Whitespace to Python's ``str.strip`` alone, and to JavaScript's ``trim`` alone
+#: (U+FEFF), and to both.
+_PYTHON_SPACE: Final = ("\x85", "\x1c", "\x1d", "\x1e", "\x1f")
+_DISPUTED: Final = (*_PYTHON_SPACE, "\ufeff", " ", "\t")
+
+
+def _random_disputed(rng: random.Random) -> str:
+    """Text of whitespace the two languages disagree on: not blank to ``trim``, but to ``strip``.
+
+    The spec judges blank text as JavaScript does (``ANS-CUSTOM-1``), so this
+    is a human's answer that a UI or a check using ``str.strip`` throws away.
+    """
+    chars = [rng.choice(_PYTHON_SPACE), *rng.choices(_DISPUTED, k=rng.randint(0, 3))]
+    rng.shuffle(chars)
+    return "".join(chars)
+
+
 def _random_long(rng: random.Random) -> str:
     return _random_text(rng, 1) * rng.randint(32, 200)
 
@@ -332,14 +358,55 @@ _KINDS: Final = (
 )
 
 
-def _branches() -> st.SearchStrategy[st.SearchStrategy[str]]:
-    rng = random.Random(_POOL_SEED)  # noqa: S311 - a fixed seed: the same pools in every run
-    return st.sampled_from(
-        tuple(_plain_text if make is None else _pool(make, rng) for make in _KINDS)
+#: Lone surrogates: high ones, low ones, and the halves of an emoji.
+_SURROGATES: Final = ("\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00")
+
+
+def _pairs_up(text: str) -> bool:
+    """Whether *text* holds a high surrogate followed by a low one: a pair, not lone ones.
+
+    JSON's escapes would join such a pair into one character on the way back,
+    so a drawn text never holds one: it would not cross a pipe unchanged.
+    """
+    return any(
+        "\ud800" <= high <= "\udbff" and "\udc00" <= low <= "\udfff"
+        for high, low in itertools.pairwise(text)
     )
 
 
-_BRANCHES: Final = _branches()
+def _random_lone_surrogate(rng: random.Random) -> str:
+    """Text with one or two lone surrogates in it, which a model's JSON can carry (``\\udXXX``)."""
+    while True:
+        text = _random_text(rng)
+        for _ in range(rng.randint(1, 2)):
+            at = rng.randint(0, len(text))
+            text = text[:at] + rng.choice(_SURROGATES) + text[at:]
+        if not _pairs_up(text):
+            return text
+
+
+def _pools() -> tuple[tuple[st.SearchStrategy[str], ...], tuple[st.SearchStrategy[str], ...]]:
+    """The pools of what a human types, and of what a model writes (lone surrogates too).
+
+    A human types in UTF-8, which cannot hold a lone surrogate; a model's
+    JSON can (``\\ud800``), and the harness carries it (``HAR-VALUE-1``). The
+    surrogate pool is listed three times, so about one text in seven a model
+    writes holds one. Whitespace only Python's ``strip`` removes is listed
+    three times for what a human types, and once for what a model writes:
+    a text of it alone is a human's answer that ``strip`` would call blank.
+    """
+    rng = random.Random(_POOL_SEED)  # noqa: S311 - a fixed seed: the same pools in every run
+    common = tuple(_plain_text if make is None else _pool(make, rng) for make in _KINDS)
+    disputed = _pool(_random_disputed, rng)
+    lone = _pool(_random_lone_surrogate, rng)
+    return (*common, disputed, disputed, disputed), (*common, disputed, lone, lone, lone)
+
+
+_TYPED_POOLS, _WRITTEN_POOLS = _pools()
+#: A kind of text a human types, then a text of that kind.
+_BRANCHES: Final = st.sampled_from(_TYPED_POOLS)
+#: A kind of text a model writes (ids, questions, labels), then a text of that kind.
+_WRITTEN: Final = st.sampled_from(_WRITTEN_POOLS)
 
 
 @functools.cache
@@ -348,10 +415,12 @@ def _solid_run(size: int) -> st.SearchStrategy[str]:
     return st.text(_solid_char, min_size=size, max_size=size)
 
 
-def _draw_hostile(draw: st.DrawFn, min_size: int) -> str:
+def _draw_hostile(
+    draw: st.DrawFn, min_size: int, branches: st.SearchStrategy[st.SearchStrategy[str]] = _WRITTEN
+) -> str:
     # One kind, like st.one_of but weighted; then padding rather than a filter,
     # so no draw is thrown away.
-    text: str = draw(draw(_BRANCHES))
+    text: str = draw(draw(branches))
     if len(text) < min_size:
         text += draw(_solid_run(min_size - len(text)))
     return text
@@ -375,7 +444,11 @@ def hostile_text(*, min_size: int = 0) -> st.SearchStrategy[str]:
 
     They include text that Unicode normalisation (any form), newline
     conversion or trimming changes, so a UI that does any of those to what it
-    returns is caught by an exact comparison. Plain text is drawn too.
+    returns is caught by an exact comparison; whitespace that only one of
+    JavaScript's ``trim`` and Python's ``strip`` removes; and, about one time
+    in seven, lone surrogates, which a model's JSON can hold (never a high
+    one before a low one, which JSON would join into one character). Plain
+    text is drawn too. Text a human types is :func:`custom_texts`.
 
     Every string has at least *min_size* characters.
     """
@@ -392,7 +465,7 @@ def labels() -> st.SearchStrategy[str]:
 
 @st.composite
 def _non_blank(draw: st.DrawFn) -> str:
-    text = _draw_hostile(draw, 1)
+    text = _draw_hostile(draw, 1, _BRANCHES)
     if is_blank(text):
         # Keep the whitespace, so the text still tests trimming.
         text += draw(_solid_char)
@@ -403,7 +476,11 @@ _custom_texts: Final = _non_blank()
 
 
 def custom_texts() -> st.SearchStrategy[str]:
-    """Custom text with at least one non-whitespace character (``ANS-CUSTOM-1``)."""
+    """Custom text with at least one non-whitespace character (``ANS-CUSTOM-1``).
+
+    What a human types: hostile as :func:`hostile_text`, but valid UTF-8 (no
+    lone surrogate, which no keyboard or UTF-8 input can produce).
+    """
     return _custom_texts
 
 
@@ -1116,7 +1193,11 @@ _NOT_AN_ANSWER: Final[st.SearchStrategy[object]] = st.sampled_from(
     (None, [], "answers", {"answers": None}, {})
 )
 _NOT_A_SELECTION: Final = st.sampled_from((None, "label", [1], {"a": 1}))
-_BLANK: Final = st.sampled_from(("", " ", "\n\t", "\u3000", "\ufeff"))
+#: Blank as JavaScript's ``trim`` sees it, but not as Python's ``strip`` does.
+_JS_BLANK_ONLY: Final = st.sampled_from(("\ufeff", "\t\ufeff", "\ufeff\u2028 "))
+#: Blank as JavaScript's ``trim`` sees it; the last three are not blank to Python's
+#: ``strip``, which keeps U+FEFF.
+_BLANK: Final = st.sampled_from(("", " ", "\n\t", "\u3000", "\ufeff", "\t\ufeff", "\ufeff\u2028 "))
 
 
 @functools.cache
@@ -1140,12 +1221,14 @@ def invalid_answers(draw: st.DrawFn, request: AskUserQuestionRequest) -> Invalid
 
 @st.composite
 def near_miss_answers(draw: st.DrawFn, request: AskUserQuestionRequest) -> InvalidAnswer:
-    """An answer to *request* whose id or label misses the request's by a hair.
+    """An answer to *request* whose id, label or custom text misses by a hair.
 
     The item's id differs from its question's (``ANS-ORDER-1``), or a label from
     an offered one (``ANS-SEL-3``), mostly in one way only: by case, Unicode
     normalisation, surrounding whitespace or a look-alike. A service that
-    compares them loosely accepts it.
+    compares them loosely accepts it. Or its custom text is blank as
+    JavaScript's ``trim`` sees it but not as Python's ``strip`` does (U+FEFF,
+    ``ANS-CUSTOM-1``), which a service judging it in Python's way accepts.
     """
     return _draw_invalid_answer(draw, request, near_misses=True)
 
@@ -1166,7 +1249,7 @@ def _draw_invalid_answer(
     offered = [option["label"] for option in question.get("options", ())]
     multi = question.get("multiSelect") is True
     if near_misses:
-        breaker = "sel-unknown" if label_miss else "order"
+        breaker = "sel-unknown" if label_miss else ("order" if draw(_booleans) else "js-blank")
     else:
         breaker = draw(_breakers(bool(offered), multi, len(offered) >= 2))
     if breaker == "shape":
@@ -1203,8 +1286,10 @@ def _draw_invalid_answer(
         item["selected"] = [near or _fresh(draw(_labels), offered)]
         item.pop("custom", None)
         return InvalidAnswer(answer, "ANS-SEL-3")
-    if breaker == "blank":
-        item["custom"] = draw(_BLANK)
+    if breaker in {"blank", "js-blank"}:
+        item["custom"] = draw(_BLANK if breaker == "blank" else _JS_BLANK_ONLY)
+        if not multi:
+            item["selected"] = []  # custom text stands alone on a single-select
         return InvalidAnswer(answer, "ANS-CUSTOM-1")
     if breaker == "sel-dup":
         label = offered[draw(_below(len(offered)))]

@@ -274,6 +274,22 @@ def _appends_text(
     return revised(question, typed)
 
 
+def _drop_python_blank(request: AskUserQuestionRequest, answer: Answer) -> Answer:
+    """A UI that drops typed text Python's ``str.strip`` would leave empty (``"\x1c"``, ``"\x85"``).
+
+    JavaScript's ``trim``, which the spec follows, keeps them: the text is the
+    human's answer.
+    """
+    return {
+        "answers": [
+            {k: v for k, v in i.items() if k != "custom"}
+            if "custom" in i and not i["custom"].strip()
+            else i
+            for i in _items(answer)
+        ]
+    }
+
+
 def _extra_key(request: AskUserQuestionRequest, answer: Answer) -> Answer:
     return {"answers": [{**i, "question": "echoed"} for i in _items(answer)]}
 
@@ -355,6 +371,7 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
     "swallows-cancellation-forever": (_subject(Flaws(swallows_forever=True)), "PRV-CANCEL-1"),
     "blocks-the-loop": (_subject(Flaws(blocks_for=0.6)), "PRV-LOOP-1"),
     "leaks-a-stubborn-task": (_subject(Flaws(leaks_task=True)), "PRV-LEAK-1"),
+    "drops-python-blank-text": (_subject(Flaws(transform=_drop_python_blank)), "PRV-ANSWER-1"),
     # Changes of mind (Revise), which no other behaviour draws.
     "keeps-first-pick": (_subject(Flaws(revising=_keeps_first_pick)), "PRV-REVISE-1"),
     "pick-beside-typed-text": (_subject(Flaws(revising=_pick_beside_text)), "ANS-SINGLE-2"),

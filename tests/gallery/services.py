@@ -19,7 +19,9 @@ from dsh_user_interaction import (
     answer_violations,
     check_request,
 )
+from dsh_user_interaction._checks import bad_answer, must_violations
 from dsh_user_interaction._provider_call import left_behind
+from dsh_user_interaction._violations import Violation
 
 
 class Wrapped:
@@ -344,6 +346,36 @@ class LosesSameTickCancel:
         return answer
 
 
+class PythonBlank(Wrapped):
+    """Judges custom text blank as Python's ``str.strip`` does, not as JavaScript's ``trim``.
+
+    So it accepts ``"\ufeff"`` (which ``trim`` removes) and refuses ``"\x1c"``
+    (which ``strip`` removes): the two languages disagree on both.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(strict=False)
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        answer = await self.inner.ask(request)
+        violations = [
+            v for v in must_violations(request, answer) if v.requirement != "ANS-CUSTOM-1"
+        ]
+        given: object = answer
+        items: Any = (
+            cast("dict[str, object]", given).get("answers") if type(given) is _DICT else None
+        )
+        listed: list[Any] = items if type(items) is _LIST else []
+        for item in listed:
+            custom: Any = item.get("custom") if type(item) is _DICT else None
+            if type(custom) is _STR and not custom.strip():
+                where: Any = item.get("id")
+                violations.append(Violation("ANS-CUSTOM-1", "MUST", where, "custom is blank"))
+        if violations:
+            raise bad_answer(answer, violations)
+        return answer
+
+
 class AsksBeforeChecking(Wrapped):
     """Shows a malformed request to the provider before it raises the right error for it."""
 
@@ -441,6 +473,8 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "ignores-cancellation": (IgnoresCancellation, "SVC-CANCEL-1"),
     "asks-before-checking": (AsksBeforeChecking, "SVC-PASS-1"),
     "waits-for-left-behind": (WaitsForLeftBehind, "SVC-LEAVE-1"),
+    # Text the two languages' trims disagree on, both ways.
+    "python-blank": (PythonBlank, "SVC-STRICT-1|SVC-STRICT-2"),
     "string-agents-only": (StringAgentsOnly, "REQ-AGENT-2"),
     "names-the-agent": (NamesTheAgent, "REQ-AGENT-2"),
     "vague-location": (VagueLocation, "SVC-ORDER-3"),

@@ -15,7 +15,7 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
@@ -23,9 +23,10 @@ import dsh_user_interaction
 from dsh_user_interaction.extra.stdio import ChildFailed
 
 from . import _engine, _harness, _loop
+from ._baseline import BaselineEntry, parse_baseline, recorded_baseline
 from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
 from ._registry import requirements
-from ._runner import Report, RequirementResult, check_baseline, factory_name, run_suite
+from ._runner import Report, RequirementResult, factory_name, run_suite
 from ._subject import UsageError as _UsageError
 from ._subject import declared_capabilities
 from ._subject import load_factory as _load
@@ -100,31 +101,25 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--baseline", type=Path, metavar="FILE", help="JSON file of expected failures"
     )
+    parser.add_argument(
+        "--write-baseline",
+        type=Path,
+        metavar="FILE",
+        help="write the run's failures to FILE as a recorded baseline (how each fails)",
+    )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     return parser
 
 
-def _baseline(path: Path) -> dict[str, str]:
+def _baseline(path: Path) -> dict[str, BaselineEntry]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise _UsageError(f"--baseline: cannot read {str(path)!r}: {error}") from None
-    shape = '--baseline: expected {"expected-failures": {"REQ-ID": "reason", ...}}'
-    if not isinstance(data, dict):
-        raise _UsageError(shape)
-    failures: object = cast("dict[str, object]", data).get("expected-failures")
-    if not isinstance(failures, dict):
-        raise _UsageError(shape)
-    result: dict[str, str] = {}
-    for key, value in cast("dict[object, object]", failures).items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise _UsageError(shape)
-        result[key] = value
     try:
-        check_baseline(result)
+        return parse_baseline(data)
     except ValueError as error:
         raise _UsageError(f"--baseline: {error}") from None
-    return result
 
 
 def reproducer(argv: Sequence[str], check: str, seed: int | None) -> str:
@@ -149,11 +144,23 @@ def reproducer(argv: Sequence[str], check: str, seed: int | None) -> str:
 class _Printer:
     """Writes the header, one line per check as it finishes, and the summary."""
 
-    def __init__(self, out: TextIO, argv: Sequence[str], expected: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        argv: Sequence[str],
+        expected: Mapping[str, BaselineEntry] | None = None,
+    ) -> None:
         self.out = out
         self.argv = argv
-        #: The baselined requirement IDs: a check that fails only these is "expected".
-        self.expected = frozenset(expected)
+        #: The baseline: a check whose every failure it expects says "expected".
+        self.baseline: Mapping[str, BaselineEntry] = expected or {}
+
+    def _expected(self, outcome: CheckOutcome, requirement: str) -> bool:
+        entry = self.baseline.get(requirement)
+        if entry is None:
+            return False
+        found = [f for f in outcome.every_failure if f.requirement == requirement]
+        return not entry.unexpected(found)
 
     def header(self, args: argparse.Namespace, subject: object, service: object) -> None:
         write = self.out.write
@@ -194,14 +201,15 @@ class _Printer:
             line = f"  skipped   {outcome.check.name:<24} {outcome.message}"
         else:
             failed = sorted(outcome.failures)
+            expected = {r for r in failed if self._expected(outcome, r)}
             if not failed:
                 verdict = "ok      "
-            elif self.expected.issuperset(failed):
+            elif expected.issuperset(failed):
                 verdict = "expected"  # every failure is baselined
             else:
                 verdict = "FAILED  "
             detail = (
-                " ".join(f"{r} (expected)" if r in self.expected else r for r in failed)
+                " ".join(f"{r} (expected)" if r in expected else r for r in failed)
                 if failed
                 else f"{len(outcome.check.requirements)} reqs"
             )
@@ -219,6 +227,12 @@ class _Printer:
         write(f", found by {result.failed_in}\n" if result.failed_in else "\n")
         write(f"spec: {requirement.sentence}\n")
         write(f"what: {result.message}\n")
+        causes = result.causes()
+        if len(result.failures) > 1:
+            listed = "; ".join(
+                f"{check} ({cause or 'no error'}): {count}" for check, cause, count in causes
+            )
+            write(f"failing examples: {len(result.failures)}, by check and cause: {listed}\n")
         if result.example:
             kind = "minimal example" if result.shrunk else "example (not shrunk)"
             write(f"{kind}:\n")
@@ -328,7 +342,7 @@ def _run(  # noqa: PLR0917 - one private call, in one place
     args_list: list[str],
     subject: Callable[[], Any] | None,
     service: Callable[[], Any] | None,
-    baseline: dict[str, str] | None,
+    baseline: dict[str, BaselineEntry] | None,
     children: Sequence[_harness.HarnessSubjects | _harness.HarnessServices],
 ) -> int:
     kinds = ["binding"]
@@ -336,7 +350,7 @@ def _run(  # noqa: PLR0917 - one private call, in one place
         kinds.insert(0, "provider")
     if service is not None or subject is None:
         kinds.insert(-1, "service")
-    printer = _Printer(sys.stdout, args_list, baseline or {})
+    printer = _Printer(sys.stdout, args_list, baseline)
     seed = args.seed
     if seed is None and not os.environ.get("CI"):
         seed = int.from_bytes(os.urandom(4), "big")
@@ -354,9 +368,10 @@ def _run(  # noqa: PLR0917 - one private call, in one place
             bound=args.bound,
             only=args.only,
             kinds=kinds,
-            baseline=baseline,
+            baseline=cast("dict[str, str | BaselineEntry] | None", baseline),
             on_check=printer.check,
             stop_on=args.stop_on,
+            every_case=args.write_baseline is not None,
         )
     except SetupError as error:
         option = "--service" if error.role == "service" else "--provider"
@@ -375,6 +390,17 @@ def _run(  # noqa: PLR0917 - one private call, in one place
         for problem in protocol[:10]:
             sys.stdout.write(f"  {problem}\n")
         sys.stdout.write("FAILED (protocol)\n")
+    if args.write_baseline is not None:
+        failed = {
+            r.requirement.id: r.failures
+            for r in report.results
+            if r.status in {"failed", "warning", "expected-failure"} and r.failures
+        }
+        recorded = recorded_baseline(failed, baseline)
+        args.write_baseline.write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
+        sys.stdout.write(
+            f"baseline: {len(failed)} requirement(s) recorded in {str(args.write_baseline)!r}\n"
+        )
     if args.json is not None:
         found = report.as_dict()
         if children:

@@ -45,13 +45,14 @@ import asyncio
 import inspect
 import os
 import pprint
+import re
 import threading
 import time
 import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, cast
+from typing import Any, Final, Literal, Protocol, TypeVar, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
@@ -248,6 +249,39 @@ class FailureRecord:
     #: the subject hung, or the shrink budget ran out.
     shrunk: bool = True
 
+    @property
+    def cause(self) -> str:
+        """The error code or exception type the message names, if any (:func:`failure_cause`)."""
+        return failure_cause(self.message)
+
+
+#: An error code (``'ASK_ABORTED'``, ``ErrorCode.BAD_REQUEST``) in a failure's message.
+_CODE: Final = re.compile(r"(?:ErrorCode\.|')([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b")
+#: An exception type named in a failure's message, as its repr shows it.
+_RAISED: Final = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failed|Cancelled))\(")
+
+
+def failure_cause(message: str) -> str:
+    """How a failure happened, in a word a baseline can record: a code, a type, or ``""``.
+
+    The error code the message names, else the exception type whose repr it
+    shows, else nothing (a wrong value, say). A recorded baseline
+    (``--write-baseline``) keeps it beside the check case, so that the same
+    requirement failing another way is reported as a new failure.
+
+    >>> failure_cause("a request whose agent is a NoneType raised TypeError('boom')")
+    'TypeError'
+    >>> failure_cause("an abort mid-wait gave UserInteractionError('...', 'PROVIDER_DISPOSED')")
+    'PROVIDER_DISPOSED'
+    >>> failure_cause("the request is still on screen")
+    ''
+    """
+    code = _CODE.search(message)
+    if code is not None:
+        return code.group(1)
+    raised = _RAISED.search(message)
+    return raised.group(1) if raised is not None else ""
+
 
 @dataclass
 class StallRecord:
@@ -288,6 +322,8 @@ class CheckOutcome:
     status: Literal["ran", "skipped"]
     message: str = ""
     failures: dict[str, FailureRecord] = field(default_factory=dict[str, FailureRecord])
+    #: Every failing example's record, over every case and repetition, oldest first.
+    every_failure: list[FailureRecord] = field(default_factory=list[FailureRecord])
     #: Examples of the clean run that judged each requirement.
     judged: Counter[str] = field(default_factory=Counter[str])
     #: Hypothesis test cases run, over every repetition.
@@ -316,6 +352,9 @@ class Runtime:
     stop_on: frozenset[str] = frozenset()
     #: The ``Subject.name`` of every subject built, for the report.
     subject_names: set[str] = field(default_factory=set[str])
+    #: Requirements a recorded baseline names with how they fail: each case of a
+    #: check looks for them again, so a new way of failing is seen too.
+    recorded: frozenset[str] = frozenset()
 
     def limit(self, parts: int = 1) -> float:
         """Seconds an example of *parts* sub-scenarios may take before it is called hung."""
@@ -864,6 +903,7 @@ def run_check(item: Check, runtime: Runtime) -> CheckOutcome:
     for case in item.cases or ("",):
         if hangs >= _MAX_HANGS or not runtime.stop_on.isdisjoint(masked):
             break
+        masked -= runtime.recorded  # each case may fail them in its own way
         why = f"not judged: {item.name} found too many failures to judge it"
         for _ in range(_MAX_ATTEMPTS):
             attempt = _Attempt(frozenset(masked))
@@ -872,6 +912,7 @@ def run_check(item: Check, runtime: Runtime) -> CheckOutcome:
             outcome.stalls.extend(attempt.stalls)
             for requirement, failure in attempt.failures.items():
                 outcome.failures.setdefault(requirement, failure)
+                outcome.every_failure.append(failure)
             if attempt.hung is not None:
                 hangs += 1
                 why = f"not judged: the subject did not settle in {item.name} ({attempt.hung})"

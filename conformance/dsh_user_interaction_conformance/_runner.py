@@ -26,12 +26,14 @@ from typing import Any, Literal
 import dsh_user_interaction
 
 from . import _binding_checks, _provider_checks, _service_checks
+from ._baseline import BaselineEntry
 from ._capabilities import Capabilities
 from ._engine import (
     CHECKS,
     PROFILES,
     Check,
     CheckOutcome,
+    FailureRecord,
     Runtime,
     SetupError,
     preflight,
@@ -74,6 +76,16 @@ class RequirementResult:
     failed_in: str = ""
     #: Whether the example is the smallest Hypothesis found.
     shrunk: bool = True
+    #: Every failing example's record, over its checks and their cases.
+    failures: list[FailureRecord] = field(default_factory=list[FailureRecord])
+
+    def causes(self) -> list[tuple[str, str, int]]:
+        """Each distinct way it failed: check case, cause (code or type), and how many examples."""
+        counted: dict[tuple[str, str], int] = {}
+        for failure in self.failures:
+            key = (failure.check, failure.cause)
+            counted[key] = counted.get(key, 0) + 1
+        return [(check, cause, count) for (check, cause), count in counted.items()]
 
     @property
     def fails_run(self) -> bool:
@@ -96,6 +108,12 @@ class RequirementResult:
             found["example"] = self.example
             found["failed_in"] = self.failed_in
             found["shrunk"] = self.shrunk
+        if self.failures:
+            found["failing_examples"] = len(self.failures)
+            found["causes"] = [
+                {"check": check, "cause": cause, "examples": count}
+                for check, cause, count in self.causes()
+            ]
         return found
 
 
@@ -162,13 +180,21 @@ def _fold(
 ) -> RequirementResult | None:
     rid = requirement.id
     covering = [o for o in outcomes if rid in o.check.requirements]
-    failures = [o.failures[rid] for o in outcomes if rid in o.failures]
+    failures = [f for o in outcomes for f in o.every_failure if f.requirement == rid]
     names = [o.check.name for o in covering]
     if failures:
         first = failures[0]
         status: Status = "failed" if requirement.mandatory else "warning"
         return RequirementResult(
-            requirement, status, first.message, names, 0, first.example, first.check, first.shrunk
+            requirement,
+            status,
+            first.message,
+            names,
+            0,
+            first.example,
+            first.check,
+            first.shrunk,
+            failures,
         )
     if not covering:
         return None
@@ -218,7 +244,7 @@ def _validate(profile: str, bound: float, only: Collection[str], kinds: Collecti
             raise ValueError(f"unknown check {name!r}; see --list")
 
 
-def check_baseline(baseline: Mapping[str, str]) -> None:
+def check_baseline(baseline: Mapping[str, object]) -> None:
     """Raise :class:`ValueError` naming the first baseline ID the spec does not define."""
     known = requirements()
     for rid in baseline:
@@ -236,10 +262,11 @@ def run_suite(
     bound: float = 1.0,
     only: Collection[str] = (),
     kinds: Collection[str] = KINDS,
-    baseline: Mapping[str, str] | None = None,
+    baseline: Mapping[str, str | BaselineEntry] | None = None,
     shrink: bool = True,
     on_check: Callable[[CheckOutcome], None] | None = None,
     stop_on: Collection[str] = (),
+    every_case: bool = False,
 ) -> Report:
     """Run the suite and return its report.
 
@@ -247,12 +274,18 @@ def run_suite(
     the reference service. *capabilities* says what the subject's UI can do;
     by default the factory's declaration (:func:`with_capabilities`), else
     everything. *only* limits the run to the named checks; *baseline* maps
-    requirement IDs to the reason they are expected to fail. *on_check* is
+    requirement IDs to the reason they are expected to fail, or to a
+    :class:`BaselineEntry` that also records how (any other failure of the
+    requirement is then a new failure, see ``_baseline.py``). *on_check* is
     called as each check finishes. With *stop_on*, the run stops as soon as
     a check fails one of those requirement IDs: that check judges nothing
     more (what it had not judged is reported untested), and the checks after
     it are left out of the report, as with *only* (a gallery judges a broken
-    implementation this way, and stops once it is caught).
+    implementation this way, and stops once it is caught). With *every_case*,
+    each case of a check looks again for every requirement an earlier case
+    failed, so the report lists every way each one fails, as recording a
+    baseline needs (requirements with a recorded baseline entry are always
+    looked for so).
 
     Raises :class:`ValueError` for a bad argument and :class:`SetupError`
     when a factory raises or returns the wrong kind of object.
@@ -262,6 +295,10 @@ def run_suite(
     if unknown := sorted(stopping - set(requirements())):
         raise ValueError(f"stop_on: unknown requirement {unknown[0]!r}")
     check_baseline(baseline or {})
+    entries = {
+        rid: BaselineEntry(entry) if isinstance(entry, str) else entry
+        for rid, entry in (baseline or {}).items()
+    }
     subjects_from: Callable[[], object] = subject_factory or reference_subject
     services_from: Callable[[], object] = service_factory or reference_service
     if capabilities is None:
@@ -283,6 +320,9 @@ def run_suite(
         float(bound),
         shrink,
         stopping,
+        recorded=frozenset(requirements())
+        if every_case
+        else frozenset(rid for rid, entry in entries.items() if entry.failures is not None),
     )
     selected: list[Check] = [c for c in CHECKS if c.kind in kinds and (not only or c.name in only)]
     if not selected:
@@ -313,11 +353,28 @@ def run_suite(
         if (r := _fold(q, binding_outcomes, capabilities)) is not None
     ]
     for result in results:
-        reason = (baseline or {}).get(result.requirement.id)
-        if reason is None:
+        entry = entries.get(result.requirement.id)
+        if entry is None:
             continue
+        reason = entry.reason
         if result.status in {"failed", "warning"}:
-            result.status, result.message = "expected-failure", f"baselined: {reason}"
+            new = entry.unexpected(result.failures)
+            if not new:
+                result.status, result.message = "expected-failure", f"baselined: {reason}"
+                continue
+            # A baselined requirement failing another way is a new failure: show that one.
+            first = new[0]
+            result.status = "failed" if result.requirement.mandatory else "warning"
+            how = f"{first.check}, {first.cause or 'no error'}"
+            result.message = (
+                f"a new way of failing ({how}), besides the baselined ones ({reason}): "
+                f"{first.message}"
+            )
+            result.example, result.failed_in, result.shrunk = (
+                first.example,
+                first.check,
+                first.shrunk,
+            )
         elif result.status == "passed":
             result.status = "failed"
             result.message = (

@@ -982,7 +982,10 @@ def _kinds(has_options: bool, multi: bool, capabilities: Capabilities) -> st.Sea
         # Picking first, and three times as likely as the rest, so that several
         # labels are picked in more than half the examples (see _draw_labels).
         picks = [_PICK, _PICK_AND_TYPE] if custom else [_PICK]
-        kinds = [*picks, *skip, *([_TYPE] if custom else []), *picks, *picks, *revise]
+        # Picking and typing once more: a UI that lets the text replace the picks is
+        # seen only then (or in a revision that leaves both).
+        also = [_TYPE, _PICK_AND_TYPE] if custom else []
+        kinds = [*picks, *skip, *also, *picks, *picks, *revise]
     return st.sampled_from(kinds)
 
 

@@ -232,6 +232,47 @@ def test_the_transcript_and_the_reproducer_name_the_child() -> None:
 
 
 @pytest.mark.slow
+def test_a_childs_example_is_the_json_that_crossed_the_pipe() -> None:
+    """``null`` and ``false``, not ``None`` and ``False``; a malformed request as its JSON.
+
+    The error the request must raise follows it in words, never as a Python
+    ``InvalidRequest(...)`` repr; a behaviour is written as the wire writes it.
+    """
+    report = _through(
+        "service",
+        child("service", "tests.harness_entries:broken_service"),
+        env_=env("provider-check-first"),
+        only=["service-order"],
+        stop_on=["SVC-ORDER-3"],
+        bound=0.5,
+        seed=7,
+    )
+    failed = next(r for r in report.results if r.status == "failed")
+    drawn = [line for line in failed.example if " = " in line and not line.startswith(" ")]
+    assert drawn, failed.example
+    shown = "\n".join(drawn)
+    assert "InvalidRequest(" not in shown
+    assert "None" not in shown
+    assert "False" not in shown
+    assert "(must raise " in shown
+    value = drawn[0].partition(" = ")[2].partition("  (must raise")[0]
+    json.loads(value)  # the JSON itself
+    provider = _through(
+        "provider",
+        child("provider", "tests.harness_entries:broken_provider"),
+        env_=env("trims-custom-text"),
+        only=["provider-answers"],
+        stop_on=["PRV-TEXT-1"],
+        bound=0.2,
+        seed=7,
+    )
+    text = next(r for r in provider.results if r.requirement.id == "PRV-TEXT-1")
+    actions = [line for line in text.example if line.startswith("actions = ")]
+    assert actions, text.example
+    assert json.loads(actions[0].partition(" = ")[2])["kind"] == "actions"
+
+
+@pytest.mark.slow
 def test_every_failure_of_a_child_ends_with_its_standard_error() -> None:
     """Not only a crash: a child that answers wrongly shows what it logged meanwhile."""
     command = f"{sys.executable} -m dsh_user_interaction_conformance.child --provider tests.harness_entries:logs_and_skips"

@@ -304,3 +304,62 @@ def test_the_grace_is_kept() -> None:
     assert UserInteractionService().cancel_grace == 0.25
     assert UserInteractionService(cancel_grace=0).cancel_grace == 0.0
     assert UserInteractionService(cancel_grace=1).cancel_grace == 1.0
+
+
+class BusyAfterCancel:
+    """Cancelled, keeps working in short waits of *step* seconds, *steps* of them, then answers.
+
+    With ``steps=None`` it works on for ever.
+    """
+
+    def __init__(self, step: float, steps: int | None) -> None:
+        self.step = step
+        self.steps = steps
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        self.started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            done = 0
+            while (self.steps is None or done < self.steps) and not self.release.is_set():
+                await asyncio.sleep(self.step)
+                done += 1
+            return ANSWER
+        raise AssertionError  # pragma: no cover - the wait never ends
+
+
+def test_a_provider_making_progress_keeps_the_grace_up_to_a_second() -> None:
+    """Rule 2: each resumption starts the grace again, so slow but busy clean-up is waited for.
+
+    Eight waits of 0.05 s (0.4 s in all, more than the 0.25 s grace) end the
+    call, and its late answer stays on the error; work that never ends is
+    left behind a second after the cancellation.
+    """
+
+    async def scenario() -> None:
+        reported: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _, context: reported.append(context)
+        )
+        busy = BusyAfterCancel(0.05, 8)
+        outcome, took = await interrupted("abort", busy)
+        assert isinstance(outcome, UserInteractionError)
+        assert outcome.code is ErrorCode.ASK_ABORTED
+        assert outcome.answer is ANSWER
+        assert took >= 0.4
+        assert left_behind() == 0
+        forever = BusyAfterCancel(0.05, None)
+        outcome, took = await interrupted("abort", forever)
+        assert isinstance(outcome, UserInteractionError)
+        assert outcome.answer is None
+        assert 1.0 <= took < 2.5, took
+        assert left_behind() == 1
+        forever.release.set()
+        await asyncio.sleep(0.1)
+        assert left_behind() == 0
+        assert [context.get("answer") for context in reported] == [ANSWER]
+
+    run(scenario())

@@ -222,6 +222,21 @@ class Draws:
         """One entry per drawn value, ``label = value``, pretty-printed as it was drawn."""
         return [f"{label} = {_as_drawn(value, drawn)}" for label, value, drawn in self._drawn]
 
+    def lines_shown(self, show: Callable[[object], str]) -> list[str]:
+        """One entry per drawn value, ``label = value``, each value as *show* writes it.
+
+        A subject in another process shows the JSON that crossed the pipe; a
+        value *show* cannot write is shown as drawn.
+        """
+        shown: list[str] = []
+        for label, value, drawn in self._drawn:
+            try:
+                text = show(value)
+            except Exception:  # noqa: BLE001 - a display only: as drawn, then
+                text = drawn
+            shown.append(f"{label} = {text}")
+        return shown
+
 
 def _as_drawn(value: object, drawn: str) -> str:
     """*value* pretty-printed, or as it was drawn (*drawn*, its repr then) if it has changed.
@@ -703,7 +718,18 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             )
         fresh = [(r, m) for r, m in problems if r not in attempt.masked]
         # The example is written down only for a failure.
-        lines = [*draws.lines, *transcripts] if fresh else []
+        lines: list[str] = []
+        if fresh:
+            # A subject in another process: its example is the JSON that crossed the pipe.
+            # ``show`` is optional on a Remote: read it as any attribute.
+            shows: list[Callable[[object], str]] = [
+                getattr(r, "show")  # noqa: B009 - not part of the Remote protocol
+                for r in state.remotes
+                if callable(getattr(r, "show", None))
+            ]
+            show = shows[0] if shows else None
+            drawn = draws.lines if show is None else draws.lines_shown(show)
+            lines = [*drawn, *transcripts]
         for requirement, message in fresh:
             record(requirement, message, lines, shrunk=not slow)
         for requirement in state.judged:

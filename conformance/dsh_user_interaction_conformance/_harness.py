@@ -27,7 +27,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final, Self, cast
 
 import dsh_user_interaction
 from dsh_user_interaction import (
@@ -37,9 +37,9 @@ from dsh_user_interaction import (
 )
 from dsh_user_interaction.extra.stdio import ChildFailed
 from dsh_user_interaction.extra.stdio._session import Connection, Session
-from dsh_user_interaction.extra.stdio._values import as_object
+from dsh_user_interaction.extra.stdio._values import Codec, as_object
 
-from ._behaviour import Behaviour, Dismiss, Nothing, Revise, Skip, TypeText
+from ._behaviour import Behaviour, Dismiss, Nothing, Pick, Revise, Skip, TypeText
 from ._capabilities import Capabilities
 from ._loop import Stall, process_collecting
 from ._subject import Subject
@@ -168,12 +168,54 @@ def _behaviour(behaviour: Behaviour) -> dict[str, Any]:
     return {"kind": "actions", "actions": actions}
 
 
+#: What one question's action is, to tell a behaviour from other drawn tuples.
+_ACTIONS: Final = (Pick, TypeText, Skip, Revise)
+
+
+def _is_actions(value: object) -> bool:
+    """Whether *value* is one action per question, as a drawn behaviour is."""
+    if type(value) is not tuple:
+        return False
+    items = cast("tuple[object, ...]", value)
+    return bool(items) and all(isinstance(item, _ACTIONS) for item in items)
+
+
+def _display_handles() -> Callable[[], str]:
+    """Handles for a displayed value: ``s1``, ``s2``, ... (the suite's side mints them)."""
+    counter = iter(range(1, 1 << 30))
+    return lambda: f"s{next(counter)}"
+
+
 class _Remote:
     """What a proxy reports beyond its calls: the engine reads these after each example."""
 
     def __init__(self, session: Session, kind: str) -> None:
         self._session = session
         self._kind = kind
+
+    def show(self, value: object) -> str:
+        """A drawn value as the JSON that crosses the pipe, for a failure's example.
+
+        ``null``, not ``None``; a signal as its tag; an expected error or a
+        broken rule after the JSON, in words. A fresh codec writes it, so its
+        handles are this example's own, not the transcript's.
+        """
+        from .strategies import InvalidAnswer, InvalidRequest  # noqa: PLC0415 - a failure only
+
+        codec = Codec(_display_handles(), suite=True)
+
+        def wire(found: object) -> str:
+            return json.dumps(codec.encode_value(found), ensure_ascii=True)
+
+        if isinstance(value, InvalidRequest):
+            field = f", field {value.field!r}" if value.field else ""
+            must = f"must raise {value.code.value}: {value.requirement}{field}"
+            return f"{wire(value.request)}  ({must})"
+        if isinstance(value, InvalidAnswer):
+            return f"{wire(value.answer)}  (breaks {value.requirement})"
+        if isinstance(value, Dismiss | Nothing) or _is_actions(value):
+            return json.dumps(_behaviour(cast("Behaviour", value)), ensure_ascii=True)
+        return wire(value)
 
     def findings(self) -> list[tuple[str, str]]:
         """(requirement, message) pairs the harness found in this example.

@@ -71,7 +71,10 @@ class Remote(Protocol):
 
     The engine reads both after each example that built it: :meth:`findings`
     are judged with the example, and a failure's report ends with the
-    :meth:`transcript`. A Python subject has neither.
+    :meth:`transcript`. A Python subject has neither. A remote may also have
+    ``show(value) -> str``, which writes a drawn value as the other process
+    received it; a failure's example then shows each value so (the harness
+    writes the JSON that crossed the pipe).
     """
 
     def findings(self) -> list[tuple[str, str]]:

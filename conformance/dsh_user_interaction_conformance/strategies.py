@@ -1252,7 +1252,9 @@ def _draw_invalid_answer(
     offered = [option["label"] for option in question.get("options", ())]
     multi = question.get("multiSelect") is True
     if near_misses:
-        breaker = "sel-unknown" if label_miss else ("order" if draw(_booleans) else "js-blank")
+        # Mostly the id's near miss: blank text by one language only is one in four.
+        blank_miss = not label_miss and draw(_one_in_four) == 0
+        breaker = "sel-unknown" if label_miss else ("js-blank" if blank_miss else "order")
     else:
         breaker = draw(_breakers(bool(offered), multi, len(offered) >= 2))
     if breaker == "shape":

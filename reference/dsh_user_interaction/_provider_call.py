@@ -12,7 +12,11 @@ Rule 2: after a ``CancelledError`` has reached the provider (the service's
 interrupt, the caller's cancellation or an outer timeout), the provider may
 still take a moment to clean up and then raise it, or return an answer it
 had already accepted. It gets a grace period for that (``grace``, 0.25 s for
-the service). A provider still pending when the grace ends ignores its
+the service), which starts again each time the provider is resumed, since
+it is making progress, up to one second after the cancellation
+(``LONGEST_GRACE``): a busy machine slows clean-up down, but does not make
+it wait on anything. A provider that waits on one thing for the whole grace,
+or is still pending a second after its cancellation, ignores its
 cancellation (``PRV-CANCEL-1``): the call is *left behind*, running on in a
 task of its own, and :func:`provider_call` raises ``CancelledError`` as if
 the provider had, so the ask settles as the spec says (``SVC-LEAVE-1``).
@@ -31,12 +35,15 @@ import types
 from collections.abc import Awaitable, Generator
 from typing import Any, Final, TypeVar
 
-__all__ = ["DEFAULT_CANCEL_GRACE", "left_behind", "provider_call"]
+__all__ = ["DEFAULT_CANCEL_GRACE", "LONGEST_GRACE", "left_behind", "provider_call"]
 
 T = TypeVar("T")
 
-#: How long a cancelled provider may take to end its call, in seconds.
+#: How long a cancelled provider may wait on one thing before it is left behind, in seconds.
 DEFAULT_CANCEL_GRACE: Final = 0.25
+#: How long after its cancellation a provider is left behind however busy it keeps
+#: (``SVC-LEAVE-1``: within one second).
+LONGEST_GRACE: Final = 1.0
 
 #: Calls left behind and still running (Rule 3): asyncio keeps tasks weakly.
 _LEFT: Final[set[asyncio.Task[object]]] = set()
@@ -65,8 +72,11 @@ def provider_call(awaitable: Awaitable[T], grace: float) -> _Step[T]:
             break  # it is still pending after its cancellation: Rule 2
         error = yield from _suspend(steps, waiting)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + grace
+    latest = loop.time() + LONGEST_GRACE
     while True:
+        # Each time it is resumed it has made progress: the grace starts again, up to
+        # LONGEST_GRACE after its cancellation.
+        deadline = min(loop.time() + grace, latest)
         error = None
         if waiting is not None and asyncio.isfuture(waiting):
             # Wait for what the provider waits on, but no longer than the grace.

@@ -41,7 +41,7 @@ from typing import final
 
 from ._checks import bad_answer, checked_request, fast_answer_accepted, must_violations
 from ._errors import MESSAGES, ErrorCode, UserInteractionError
-from ._provider_call import DEFAULT_CANCEL_GRACE, provider_call
+from ._provider_call import DEFAULT_CANCEL_GRACE, LONGEST_GRACE, provider_call
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
 
 __all__ = ["Registration", "UserInteractionService"]
@@ -104,7 +104,7 @@ class Registration:
 
 
 #: The longest grace ``SVC-LEAVE-1`` allows a provider that ignores its cancellation.
-_MOST_GRACE = 1.0
+_MOST_GRACE = LONGEST_GRACE
 
 
 def _checked_grace(grace: object) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,7 +22,8 @@ from dsh_user_interaction import (
     answer_of,
     answer_selected,
 )
-from dsh_user_interaction_conformance._stand_ins import Ignoring, Recording, settle
+from dsh_user_interaction_conformance import run_suite
+from dsh_user_interaction_conformance._stand_ins import Ignoring, Recording, StandInFailed, settle
 from dsh_user_interaction_conformance.strategies import (
     InvalidAnswer,
     InvalidRequest,
@@ -394,3 +396,44 @@ def test_no_task_is_created_per_ask() -> None:
         assert seen == [asyncio.current_task()]
 
     run(main())
+
+
+class _HandsOverGarbage:
+    """A service that hands its provider something that is not a request at all."""
+
+    def __init__(self) -> None:
+        self.inner = UserInteractionService()
+
+    def register_provider(self, provider: Any) -> Registration:
+        class Garbling:
+            async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+                garbage: Any = {"questions": 5}
+                answer: AskUserQuestionAnswer = await provider.ask(garbage)
+                return answer
+
+        return self.inner.register_provider(Garbling())
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        return await self.inner.ask(request)
+
+
+def test_when_the_suites_own_stand_in_fails_the_report_says_so() -> None:
+    """A stand-in that cannot read what the service gave it names itself, and what it got.
+
+    Not a bare ``TypeError`` that reads like a bug of the service's own code.
+    """
+    with pytest.raises(StandInFailed, match="the stand-in provider of the suite could not skip"):
+        run(Recording().ask({"questions": 5}))  # type: ignore[typeddict-item] # deliberately broken
+    report = run_suite(
+        service_factory=_HandsOverGarbage,
+        kinds=["service"],
+        only=["service-registration"],
+        seed=1,
+        bound=0.3,
+        shrink=False,
+    )
+    failed = [r for r in report.results if r.status == "failed"]
+    assert failed
+    assert all("the stand-in provider of the suite" in r.message for r in failed), [
+        r.message for r in failed
+    ]

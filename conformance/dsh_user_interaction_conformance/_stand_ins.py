@@ -16,7 +16,26 @@ from dsh_user_interaction import (
     UserInteractionError,
 )
 
-__all__ = ["Converting", "Ignoring", "Recording", "Stubborn", "Swallowing", "code_of", "settle"]
+__all__ = [
+    "Converting",
+    "Ignoring",
+    "Recording",
+    "StandInFailed",
+    "Stubborn",
+    "Swallowing",
+    "code_of",
+    "settle",
+]
+
+
+class StandInFailed(Exception):
+    """The suite's own stand-in provider could not do its part: not the subject's bug as such.
+
+    A stand-in that reads the request it is given (to skip every question,
+    say) fails this way when a service hands it something that is not a
+    well-formed request; the report then names the suite's stand-in and what
+    it was given, instead of blaming the error on the service's own code.
+    """
 
 
 class Recording:
@@ -30,7 +49,14 @@ class Recording:
         self.seen.append(request)
         if self.answer:
             return self.answer[0]  # type: ignore[return-value] # deliberately any answer
-        return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
+        try:
+            return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
+        except Exception as error:
+            msg = (
+                "the stand-in provider of the suite could not skip the questions of the request "
+                f"the service passed it ({error!r}): {request!r:.200}"
+            )
+            raise StandInFailed(msg) from error
 
 
 class _Waiting:

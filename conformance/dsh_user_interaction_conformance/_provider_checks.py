@@ -205,9 +205,13 @@ def compare(
             if intent:
                 example.fail("PRV-INTENT-1", f"{where}: an intent question answered {got!r}")
         if "custom" in want and "custom" in got and want["custom"] != got["custom"]:
+            revision = position in revisions and _misread_revision(
+                revisions[position], got["custom"]
+            )
             example.fail(
-                # Text typed over, or cleared, that the answer misreports is the revision's.
-                "PRV-TEXT-1" if rule == requirement else rule,
+                # Earlier text kept, or texts run together: the revision was misread.
+                # Anything else done to the text is PRV-TEXT-1's, revised or not.
+                rule if revision else "PRV-TEXT-1",
                 f"{where}: the human typed {want['custom']!r}, the answer says "
                 f"{got['custom']!r}; {describe_difference(want['custom'], got['custom'])}",
             )
@@ -216,6 +220,19 @@ def compare(
             if position in revisions:
                 said = "left text typed" if "custom" in want else "left no text typed"
             example.fail(rule, f"{where}: the human {said}, but the answer has {got!r}")
+
+
+def _misread_revision(steps: Sequence[Step], said: object) -> bool:
+    """Whether *said* is text the human typed over or cleared, or typed texts run together."""
+    typed: list[str] = []
+    since_clear: list[str] = []
+    for kind, value in steps:
+        if kind == "type":
+            typed.append(value)
+            since_clear.append(value)
+        elif kind == "clear":
+            since_clear = []
+    return said in typed[:-1] or (len(since_clear) > 1 and said == "".join(since_clear))
 
 
 def _steps(steps: Sequence[Step]) -> str:

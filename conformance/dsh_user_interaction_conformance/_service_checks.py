@@ -649,69 +649,84 @@ def service_dispose(draw: Draws, setup: Setup) -> Scenario:
 _LEAVE_WITHIN: Final = 1.0
 
 
-@check("service-leave", "SVC-LEAVE-1", kind="service", cases=["abort", "dispose", "cancel"])
+@check("service-leave", "SVC-LEAVE-1", kind="service")
 def service_leave(draw: Draws, setup: Setup) -> Scenario:
     """A provider that ignores its cancellation and stays pending does not hold the ask.
 
-    After an abort, a disposal or the caller's cancellation, the ask settles
-    as it would have anyway within a second, leaving the provider's call
-    behind. The ``cancel`` case judges a service only when it declares call
-    cancellation (``HAR-CANCEL-2``).
+    After an abort, a disposal or the caller's cancellation, each on a
+    service of its own and all at once, the ask settles as it would have
+    anyway within a second, leaving the provider's call behind. The
+    cancellation is tried only on a service that declares call cancellation
+    (``HAR-CANCEL-2``).
     """
-    interrupt = setup.case
+    interrupts = ["abort", "dispose", *(["cancel"] if setup.capabilities.cancellable else [])]
     expected = {"abort": ErrorCode.ASK_ABORTED, "dispose": ErrorCode.PROVIDER_DISPOSED}
 
     async def scenario(example: Example) -> None:
-        if interrupt == "cancel" and not setup.capabilities.cancellable:
-            return
-        service = await example.service()
-        provider = Stubborn()
-        registration = service.register_provider(provider)
-        controller = AbortController()
-        request: AskUserQuestionRequest = {**_one(), "signal": controller.signal}
-        task = asyncio.ensure_future(service.ask(request))
+        providers: list[Stubborn] = []
+        tasks: list[asyncio.Task[AskUserQuestionAnswer]] = []
+        actions: list[Callable[[], object]] = []
         try:
-            example.stage("SVC-LEAVE-1", "the provider's call to start")
-            await provider.started.wait()
-            actions: dict[str, Callable[[], object]] = {
-                "abort": controller.abort,
-                "dispose": registration.dispose,
-                "cancel": task.cancel,
-            }
-            actions[interrupt]()
+            for interrupt in interrupts:
+                service = await example.service()
+                provider = Stubborn()
+                registration = service.register_provider(provider)
+                controller = AbortController()
+                request: AskUserQuestionRequest = {**_one(), "signal": controller.signal}
+                task = asyncio.ensure_future(service.ask(request))
+                providers.append(provider)
+                tasks.append(task)
+                by_name: dict[str, Callable[[], object]] = {
+                    "abort": controller.abort,
+                    "dispose": registration.dispose,
+                    "cancel": task.cancel,
+                }
+                actions.append(by_name[interrupt])
+            example.stage("SVC-LEAVE-1", "the providers' calls to start")
+            for provider in providers:
+                await provider.started.wait()
+            for action in actions:  # all in one tick: one grace for the three
+                action()
             limit = _LEAVE_WITHIN + example.bound
-            example.stage("SVC-LEAVE-1", f"ask() after the {interrupt}")
-            done, _ = await asyncio.wait({task}, timeout=limit)
+            example.stage("SVC-LEAVE-1", "ask() after its interrupt")
+            await asyncio.wait(tasks, timeout=limit)
             example.judge("SVC-LEAVE-1")
-            if not done:
-                example.fail(
+            for interrupt, provider, task in zip(interrupts, providers, tasks, strict=True):
+                if not task.done():
+                    example.fail(
+                        "SVC-LEAVE-1",
+                        f"still pending {limit:g} s after the {interrupt}: the service waits "
+                        "for a provider that ignores its cancellation",
+                    )
+                example.verify(
                     "SVC-LEAVE-1",
-                    f"still pending {limit:g} s after the {interrupt}: the service waits for a"
-                    " provider that ignores its cancellation",
+                    provider.cancelled > 0,
+                    f"the provider's call was not cancelled after the {interrupt}",
                 )
-            example.verify(
-                "SVC-LEAVE-1",
-                provider.cancelled > 0,
-                f"the provider's call was not cancelled after the {interrupt}",
-            )
-            ended: object = "cancelled" if task.cancelled() else task.exception() or task.result()
-            example.verify(
-                "SVC-LEAVE-1",
-                ended == "cancelled"
-                if interrupt == "cancel"
-                else code_of(ended) == expected[interrupt],
-                lambda: f"after the {interrupt}, the ask ended with {ended!r}",
-            )
+                ended: object = (
+                    "cancelled" if task.cancelled() else task.exception() or task.result()
+                )
+                example.verify(
+                    "SVC-LEAVE-1",
+                    ended == "cancelled"
+                    if interrupt == "cancel"
+                    else code_of(ended) == expected[interrupt],
+                    f"after the {interrupt}, the ask ended with {ended!r}",
+                )
         finally:
-            # Let the provider's call end, left behind or not, so nothing outlives the example.
-            provider.release()
-            task.cancel()
-            example.stage("SVC-LEAVE-1", "the released provider's call to end")
-            await asyncio.wait({task}, timeout=example.bound)
-            if provider.started.is_set():
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(example.bound):
-                        await provider.ended.wait()
+            # Let the providers' calls end, left behind or not: nothing outlives the example.
+            for provider in providers:
+                provider.release()
+            for task in tasks:
+                task.cancel()
+            example.stage("SVC-LEAVE-1", "the released providers' calls to end")
+            if tasks:
+                await asyncio.wait(tasks, timeout=example.bound)
+            for provider in providers:
+                if provider.started.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(example.bound):
+                            await provider.ended.wait()
 
     return scenario
 

@@ -371,7 +371,11 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
     "swallows-cancellation-forever": (_subject(Flaws(swallows_forever=True)), "PRV-CANCEL-1"),
     "blocks-the-loop": (_subject(Flaws(blocks_for=0.6)), "PRV-LOOP-1"),
     "leaks-a-stubborn-task": (_subject(Flaws(leaks_task=True)), "PRV-LEAK-1"),
-    "drops-python-blank-text": (_subject(Flaws(transform=_drop_python_blank)), "PRV-ANSWER-1"),
+    # Text a human typed in a revision is dropped too: the revision's requirement says so.
+    "drops-python-blank-text": (
+        _subject(Flaws(transform=_drop_python_blank)),
+        "PRV-ANSWER-1|PRV-REVISE-1",
+    ),
     # Changes of mind (Revise), which no other behaviour draws.
     "keeps-first-pick": (_subject(Flaws(revising=_keeps_first_pick)), "PRV-REVISE-1"),
     "pick-beside-typed-text": (_subject(Flaws(revising=_pick_beside_text)), "ANS-SINGLE-2"),

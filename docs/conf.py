@@ -44,6 +44,8 @@ nitpick_ignore = [
     ("py:class", "dsh_user_interaction_conformance._subject.F"),
     ("py:class", "Responder"),
     ("py:class", "dsh_user_interaction._types.AgentT_co"),
+    ("py:class", "dsh_user_interaction_conformance._baseline.BaselineEntry"),
+    ("py:class", "dsh_user_interaction_conformance._baseline.FailureForm"),
 ] + [
     ("py:class", f"dsh_user_interaction_conformance._engine.{name}")
     for name in ("Draws", "Setup", "Scenario", "FailureRecord", "StallRecord")

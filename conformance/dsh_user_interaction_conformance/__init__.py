@@ -15,6 +15,10 @@ import importlib
 import typing
 
 if typing.TYPE_CHECKING:
+    from ._baseline import BaselineEntry as BaselineEntry
+    from ._baseline import FailureForm as FailureForm
+    from ._baseline import parse_baseline as parse_baseline
+    from ._baseline import recorded_baseline as recorded_baseline
     from ._behaviour import Action as Action
     from ._behaviour import Behaviour as Behaviour
     from ._behaviour import Dismiss as Dismiss
@@ -58,6 +62,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "CHECKS",
     "Action",
+    "BaselineEntry",
     "Behaviour",
     "Capabilities",
     "Check",
@@ -65,6 +70,7 @@ __all__ = [
     "Dismiss",
     "Draws",
     "Driver",
+    "FailureForm",
     "FailureRecord",
     "HarnessServices",
     "HarnessSubjects",
@@ -89,6 +95,8 @@ __all__ = [
     "TypeText",
     "expected_answer",
     "held_after",
+    "parse_baseline",
+    "recorded_baseline",
     "reference_service",
     "reference_subject",
     "requirements",
@@ -111,6 +119,10 @@ _MODULES = {
     "expected_answer": "_behaviour",
     "held_after": "_behaviour",
     "revised": "_behaviour",
+    "BaselineEntry": "_baseline",
+    "FailureForm": "_baseline",
+    "parse_baseline": "_baseline",
+    "recorded_baseline": "_baseline",
     "Capabilities": "_capabilities",
     "CHECKS": "_engine",
     "Check": "_engine",

@@ -266,7 +266,12 @@ class FailureRecord:
 
     @property
     def cause(self) -> str:
-        """The error code or exception type the message names, if any (:func:`failure_cause`)."""
+        """The error code or exception type the message names, if any; ``""`` for none.
+
+        An error code (``'ASK_ABORTED'``) comes first, else the type of an
+        exception whose repr the message shows (``TypeError(...)``). A recorded
+        baseline keeps it beside the check case.
+        """
         return failure_cause(self.message)
 
 

@@ -234,7 +234,10 @@ class _Printer:
             )
             write(f"failing examples: {len(result.failures)}, by check and cause: {listed}\n")
         if result.example:
-            kind = "minimal example" if result.shrunk else "example (not shrunk)"
+            kind = "minimal example"
+            if not result.shrunk:
+                why = result.not_shrunk_because
+                kind = f"example (not shrunk: {why})" if why else "example (not shrunk)"
             write(f"{kind}:\n")
             for block in result.example:
                 for line in block.splitlines():

@@ -261,8 +261,10 @@ class FailureRecord:
     check: str
     example: list[str]
     #: Whether the example is the one Hypothesis shrank it to; it is not when
-    #: the subject hung, or the shrink budget ran out.
+    #: the subject hung, the shrink budget ran out, or shrinking was off.
     shrunk: bool = True
+    #: Why it was not shrunk, in words; ``""`` when it was.
+    not_shrunk_because: str = ""
 
     @property
     def cause(self) -> str:
@@ -615,12 +617,14 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
     setup = Setup(runtime.capabilities, runtime.bound, case)
     levels = requirements()
 
-    def record(requirement: str, message: str, lines: list[str], *, shrunk: bool) -> None:
+    def record(requirement: str, message: str, lines: list[str], *, why_not: str) -> None:
         if requirement in attempt.masked:
             return
         label = f"{item.name}[{case}]" if case else item.name
+        if not why_not and not runtime.shrink:
+            why_not = "shrinking is off for this run"
         attempt.failures[requirement] = FailureRecord(
-            requirement, message, label, list(lines), shrunk=shrunk
+            requirement, message, label, list(lines), not why_not, why_not
         )
         if attempt.first_failure is None:
             attempt.first_failure = time.monotonic()
@@ -631,7 +635,12 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             and time.monotonic() - attempt.first_failure > runtime.shrink_budget
         ):
             for failure in attempt.failures.values():
-                failure.shrunk = False
+                if failure.shrunk:
+                    failure.shrunk = False
+                    failure.not_shrunk_because = (
+                        f"shrinking stopped after its budget of {runtime.shrink_budget:g} s; "
+                        "this is the smallest example found by then"
+                    )
             raise _StopRun
         for hook in on_example:
             hook(runtime.limit(item.parts) + 5 * runtime.bound)
@@ -735,8 +744,16 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             show = shows[0] if shows else None
             drawn = draws.lines if show is None else draws.lines_shown(show)
             lines = [*drawn, *transcripts]
+        why_not = ""
+        if slow:
+            why_not = (
+                "the event loop was blocked, and every further try would block it again"
+                if blocked is not None
+                else f"every further try would wait out its limit ({limit:g} s) again, "
+                "as this one did"
+            )
         for requirement, message in fresh:
-            record(requirement, message, lines, shrunk=not slow)
+            record(requirement, message, lines, why_not=why_not)
         for requirement in state.judged:
             attempt.judged[requirement] += 1
         if slow:

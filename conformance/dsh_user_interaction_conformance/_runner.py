@@ -79,6 +79,12 @@ class RequirementResult:
     #: Every failing example's record, over its checks and their cases.
     failures: list[FailureRecord] = field(default_factory=list[FailureRecord])
 
+    @property
+    def not_shrunk_because(self) -> str:
+        """Why the example shown was not shrunk, in words; ``""`` when it was."""
+        shown = next((f for f in self.failures if f.example == self.example), None)
+        return shown.not_shrunk_because if shown is not None and not self.shrunk else ""
+
     def causes(self) -> list[tuple[str, str, int]]:
         """Each distinct way it failed: check case, cause (code or type), and how many examples."""
         counted: dict[tuple[str, str], int] = {}
@@ -108,6 +114,8 @@ class RequirementResult:
             found["example"] = self.example
             found["failed_in"] = self.failed_in
             found["shrunk"] = self.shrunk
+            if not self.shrunk:
+                found["not_shrunk_because"] = self.not_shrunk_because
         if self.failures:
             found["failing_examples"] = len(self.failures)
             found["causes"] = [

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import shlex
@@ -182,7 +183,7 @@ def _is_actions(value: object) -> bool:
 
 def _display_handles() -> Callable[[], str]:
     """Handles for a displayed value: ``s1``, ``s2``, ... (the suite's side mints them)."""
-    counter = iter(range(1, 1 << 30))
+    counter = itertools.count(1)
     return lambda: f"s{next(counter)}"
 
 

@@ -13,7 +13,15 @@ import sys
 import threading
 from typing import Any
 
-MODES = ("unhashable-id", "deep", "drop-ping", "drop-close", "request-as-ref", "params-list")
+MODES = (
+    "unhashable-id",
+    "deep",
+    "drop-ping",
+    "drop-close",
+    "request-as-ref",
+    "params-list",
+    "cancelled-as-throw",
+)
 
 
 def _from_child(mode: str, message: dict[str, Any], state: dict[str, Any]) -> list[str]:
@@ -29,6 +37,16 @@ def _from_child(mode: str, message: dict[str, Any], state: dict[str, Any]) -> li
     if mode == "params-list" and message.get("type") == "return" and state.get("asked"):
         notify = {"type": "notify", "method": "listeners", "params": [1, 2]}
         return [json.dumps(notify), json.dumps(message)]
+    if mode == "cancelled-as-throw" and message.get("type") == "cancelled":
+        # What it decodes to is right (a cancellation); the reply's type is not.
+        error = {
+            "is_seam_error": False,
+            "code": None,
+            "message": "",
+            "name": "CancelledError",
+            "cancellation": True,
+        }
+        return [json.dumps({"type": "throw", "id": message["id"], "error": error})]
     return [json.dumps(message)]
 
 

@@ -128,6 +128,7 @@ SERVICES_THROUGH = (
     "stale-dispose-clears",
     "lenient",
     "waits-for-left-behind",
+    "abort-wins-same-tick",
 )
 
 
@@ -623,6 +624,24 @@ def test_a_child_that_breaks_the_protocol_is_reported_and_the_run_ends(
         factory.close()
     assert any(expected in problem for problem in factory.protocol_errors), factory.protocol_errors
     assert time.monotonic() - started < 60
+
+
+@pytest.mark.slow
+def test_a_cancelled_call_answered_with_a_thrown_cancellation_fails_the_cancel_rule() -> None:
+    """HAR-CANCEL-1 names the reply: ``cancelled``, never a ``throw`` of a cancellation.
+
+    Both decode to a ``CancelledError``; the suite reads the reply's type.
+    """
+    factory = HarnessSubjects(_mitm("cancelled-as-throw"), bound=BOUND, env=env())
+    try:
+        report = run_suite(
+            subject_factory=factory, kinds=["provider"], only=["provider-lifecycle"],
+            seed=1, stop_on=["PRV-CANCEL-1"],
+        )  # fmt: skip
+    finally:
+        factory.close()
+    failed = {r.requirement.id: r for r in report.results if r.status == "failed"}
+    assert "not the reply 'cancelled' (HAR-CANCEL-1)" in failed["PRV-CANCEL-1"].message
 
 
 @pytest.mark.slow

@@ -589,3 +589,50 @@ def test_a_concurrent_ui_that_shows_one_ask_at_a_time_fails_within_the_bound() -
         r"declares itself concurrent must show every pending ask at once",
         failed[requirement].message,
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "fault"),
+    [
+        ("drops-what-the-human-did", "PRV-ANSWER-1"),
+        # Each aborted ask waits out the bound, alone and among others: slow.
+        pytest.param("ignores-abort", "PRV-ABORT-2", marks=pytest.mark.slow),
+        ("dismiss-as-abort", "PRV-DISMISS-1"),
+    ],
+)
+def test_a_concurrent_ask_that_is_wrong_alone_too_is_not_a_concurrency_failure(
+    name: str, fault: str
+) -> None:
+    """A UI that gets one ask wrong gets it wrong among others too: that is not PRV-CONC-1.
+
+    The concurrency check asks the same request alone; the same outcome there
+    is the lone ask's fault, and is reported as that requirement's.
+    """
+    report = run_suite(
+        subject_factory=BROKEN_PROVIDERS[name][0],
+        only=["provider-concurrency"],
+        seed=3,
+        bound=0.2,
+        shrink=False,
+    )
+    status = {r.requirement.id: r for r in report.results}
+    assert status["PRV-CONC-1"].status == "passed"
+    assert status[fault].status == "failed"
+    assert "alone, the same ask ends the same way" in status[fault].message
+
+
+def test_a_concurrent_ask_that_is_right_alone_is_a_concurrency_failure() -> None:
+    """A UI that loses the human's picks only while another ask is pending fails PRV-CONC-1.
+
+    Its message says what the same ask returned alone.
+    """
+    report = run_suite(
+        subject_factory=BROKEN_PROVIDERS["drops-picks-when-busy"][0],
+        only=["provider-concurrency"],
+        seed=3,
+        shrink=False,
+        stop_on=["PRV-CONC-1"],
+    )
+    failed = {r.requirement.id: r for r in report.results if r.status == "failed"}
+    assert "PRV-ANSWER-1" not in failed
+    assert "alone, the same ask returned {'answers'" in failed["PRV-CONC-1"].message

@@ -227,6 +227,11 @@ class _Printer:
         write(f", found by {result.failed_in}\n" if result.failed_in else "\n")
         write(f"spec: {requirement.sentence}\n")
         write(f"what: {result.message}\n")
+        if result.knock_on_of:
+            write(
+                f"knock-on: the fault that fails {', '.join(result.knock_on_of)} "
+                "breaks this too, in the same examples; fix that first\n"
+            )
         causes = result.causes()
         if len(result.failures) > 1:
             listed = "; ".join(

@@ -265,6 +265,9 @@ class FailureRecord:
     shrunk: bool = True
     #: Why it was not shrunk, in words; ``""`` when it was.
     not_shrunk_because: str = ""
+    #: The requirements the same fault failed in the same example, when this is
+    #: a knock-on of theirs (see :meth:`Example.fail`); empty for a fault of its own.
+    knock_on_of: tuple[str, ...] = ()
 
     @property
     def cause(self) -> str:
@@ -424,6 +427,8 @@ class Example:
         self._closed = False
         self.judged: set[str] = set()
         self.failures: list[tuple[str, str]] = []
+        #: For a knock-on failure, the requirements whose failure brought it.
+        self.knock_on: dict[str, tuple[str, ...]] = {}
         self._closers: list[Callable[[], Awaitable[object]]] = []
         #: The requirement a hang now would break, and what is being waited for.
         self.waiting: tuple[str, str] = (check.requirements[0], "the example")
@@ -458,26 +463,41 @@ class Example:
             if not self._closed:
                 self.judged.update(covered)
 
-    def fail(self, requirement: str, message: str, *also: str) -> None:
+    def fail(
+        self,
+        requirement: str,
+        message: str,
+        *also: str,
+        knock_ons: Sequence[tuple[str, str]] = (),
+    ) -> None:
         """Record that this example breaks *requirement*, and every one of *also*.
 
         One fault can break several requirements (a defect that went unnoticed
         breaks the rule it violates and the stage that should have refused
-        it); each is failed with the same message. Raises :class:`Failure`,
-        which ends the example, unless every one of them already failed in
-        this check: then the scenario goes on, so that it judges the others.
+        it); each is failed with the same message. *knock_ons* are further
+        (requirement, message) pairs the same fault broke as a consequence (a
+        duplicated label is also out of option order): each is recorded as a
+        knock-on of the others, so that the report says so. Raises
+        :class:`Failure`, which ends the example, unless every one of them
+        already failed in this check: then the scenario goes on, so that it
+        judges the others.
         """
-        fresh: list[str] = []
+        fresh: list[tuple[str, str]] = []
+        causes = (requirement, *also)
         with self._lock:
             if self._closed:
                 return
-            for broken in (requirement, *also):
+            named = [(broken, message) for broken in causes] + list(knock_ons)
+            for broken, said in named:
                 self.judged.add(broken)
-                if broken not in self._masked and broken not in fresh:
-                    self.failures.append((broken, message))
-                    fresh.append(broken)
+                if broken not in self._masked and broken not in {r for r, _ in fresh}:
+                    self.failures.append((broken, said))
+                    fresh.append((broken, said))
+            for broken, _ in knock_ons:
+                if broken not in causes:
+                    self.knock_on.setdefault(broken, causes)
         if fresh:
-            raise Failure(fresh[0], message)
+            raise Failure(*fresh[0])
 
     def verify(self, requirement: str, ok: bool, message: str | Callable[[], str]) -> bool:
         """Judge *requirement*: pass if *ok*, else :meth:`fail` it. Returns *ok*."""
@@ -617,14 +637,21 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
     setup = Setup(runtime.capabilities, runtime.bound, case)
     levels = requirements()
 
-    def record(requirement: str, message: str, lines: list[str], *, why_not: str) -> None:
+    def record(
+        requirement: str,
+        message: str,
+        lines: list[str],
+        *,
+        why_not: str,
+        knock_on_of: tuple[str, ...] = (),
+    ) -> None:
         if requirement in attempt.masked:
             return
         label = f"{item.name}[{case}]" if case else item.name
         if not why_not and not runtime.shrink:
             why_not = "shrinking is off for this run"
         attempt.failures[requirement] = FailureRecord(
-            requirement, message, label, list(lines), not why_not, why_not
+            requirement, message, label, list(lines), not why_not, why_not, knock_on_of
         )
         if attempt.first_failure is None:
             attempt.first_failure = time.monotonic()
@@ -753,7 +780,8 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
                 "as this one did"
             )
         for requirement, message in fresh:
-            record(requirement, message, lines, why_not=why_not)
+            knock_on_of = state.knock_on.get(requirement, ())
+            record(requirement, message, lines, why_not=why_not, knock_on_of=knock_on_of)
         for requirement in state.judged:
             attempt.judged[requirement] += 1
         if slow:

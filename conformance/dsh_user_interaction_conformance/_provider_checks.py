@@ -23,6 +23,7 @@ from dsh_user_interaction import (
 from ._behaviour import Action, Behaviour, Dismiss, Nothing, Revise, Step, expected_answer
 from ._difference import describe_difference
 from ._engine import Draws, Example, Scenario, Setup, check
+from ._registry import requirements
 from ._stand_ins import code_of
 from ._subject import Subject
 from .strategies import actions, dismissals, requests
@@ -155,11 +156,14 @@ def compare(
     *,
     requirement: str = "PRV-ANSWER-1",
     actions: Sequence[Action] = (),
+    revision: str = "PRV-REVISE-1",
+    note: str = "",
 ) -> None:
     """Judge *answer*: it keeps the answer rules and says exactly what the human did.
 
     A question the human revised (*actions*, when given) is judged by
-    ``PRV-REVISE-1`` instead of *requirement*, and its message lists the steps.
+    *revision* instead of *requirement*, and its message lists the steps.
+    *note* ends the message of a wrong answer (what the same ask did alone).
     """
     example.judge(*ANSWER_RULES, "PRV-TEXT-1", requirement)
     revisions = {
@@ -168,7 +172,7 @@ def compare(
         if isinstance(action, Revise)
     }
     if revisions:
-        example.judge("PRV-REVISE-1")
+        example.judge(revision)
     for rule, problem in _not_json_shaped(answer):
         example.fail(rule, problem)
     try:
@@ -179,6 +183,22 @@ def compare(
         example.fail("ANS-SHAPE-1", f"the answer is not JSON data ({type(error).__name__})")
         return
     violations = answer_violations(request, answer)
+    levels = requirements()
+    # A SHOULD broken on a question that also breaks a MUST is the same fault's
+    # knock-on (a duplicated label is also out of option order): failed with it.
+    mandatory = [
+        v for v in violations if v.requirement not in levels or levels[v.requirement].mandatory
+    ]
+    for violation in mandatory:
+        example.fail(
+            violation.requirement,
+            _where(violation.question) + violation.message,
+            knock_ons=[
+                (other.requirement, _where(other.question) + other.message)
+                for other in violations
+                if other.question == violation.question and other not in mandatory
+            ],
+        )
     for violation in violations:
         example.fail(violation.requirement, _where(violation.question) + violation.message)
     if any(v.requirement in _STRUCTURE for v in violations):
@@ -190,7 +210,7 @@ def compare(
         where = f"question {question['id']!r}"
         rule = requirement
         if position in revisions:
-            rule = "PRV-REVISE-1"
+            rule = revision
             where += f", after the human's steps {_steps(revisions[position])}"
         if question.get("multiSelect") is True and len(want["selected"]) >= 2:
             example.judge("ANS-MULTI-2")
@@ -198,28 +218,54 @@ def compare(
         if intent:
             example.judge("PRV-INTENT-1")
         if set(got["selected"]) != set(want["selected"]):
+            # An intent question answered wrong breaks PRV-INTENT-1 by the same fault.
             example.fail(
                 rule,
-                f"{where}: the human picked {want['selected']!r}; answered {got['selected']!r}",
+                f"{where}: the human picked {want['selected']!r}; "
+                f"answered {got['selected']!r}{note}",
+                knock_ons=(
+                    [("PRV-INTENT-1", f"{where}: an intent question answered {got!r}")]
+                    if intent
+                    else []
+                ),
             )
-            if intent:
-                example.fail("PRV-INTENT-1", f"{where}: an intent question answered {got!r}")
         if "custom" in want and "custom" in got and want["custom"] != got["custom"]:
-            revision = position in revisions and _misread_revision(
+            misread = position in revisions and _misread_revision(
                 revisions[position], got["custom"]
             )
             example.fail(
                 # Earlier text kept, or texts run together: the revision was misread.
                 # Anything else done to the text is PRV-TEXT-1's, revised or not.
-                rule if revision else "PRV-TEXT-1",
+                rule if misread else "PRV-TEXT-1",
                 f"{where}: the human typed {want['custom']!r}, the answer says "
-                f"{got['custom']!r}; {describe_difference(want['custom'], got['custom'])}",
+                f"{got['custom']!r}; {describe_difference(want['custom'], got['custom'])}{note}",
             )
         if ("custom" in want) != ("custom" in got):
             said = "typed text" if "custom" in want else "typed nothing"
             if position in revisions:
                 said = "left text typed" if "custom" in want else "left no text typed"
-            example.fail(rule, f"{where}: the human {said}, but the answer has {got!r}")
+            example.fail(rule, f"{where}: the human {said}, but the answer has {got!r}{note}")
+
+
+def _wrong_answer(
+    request: AskUserQuestionRequest, expected: AskUserQuestionAnswer, answer: object
+) -> bool:
+    """Whether :func:`compare` would fail *answer* for what it says, not for its shape.
+
+    Picks or text other than the human's. An answer that breaks an answer
+    rule is judged by that rule, whoever asked.
+    """
+    try:
+        data = json.loads(json.dumps(answer, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return False
+    if any(v.requirement in _STRUCTURE for v in answer_violations(request, data)):
+        return False
+    got_items: list[dict[str, Any]] = data["answers"]
+    return any(
+        set(got["selected"]) != set(want["selected"]) or got.get("custom") != want.get("custom")
+        for want, got in zip(expected["answers"], got_items, strict=True)
+    )
 
 
 def _misread_revision(steps: Sequence[Step], said: object) -> bool:
@@ -552,6 +598,81 @@ def _judge_cross_talk(
             )
 
 
+#: What an ask alone gave when it did not end within the bound.
+_STILL_PENDING: Final = object()
+
+#: The requirement a lone ask breaks when it ends wrong, by how the human ended it.
+_LONE: Final = {"answered": "PRV-ANSWER-1", "aborted": "PRV-ABORT-2", "dismissed": "PRV-DISMISS-1"}
+
+
+async def _whose_fault(
+    example: Example,
+    request: AskUserQuestionRequest,
+    behaviour: Behaviour,
+    outcome: object,
+    *,
+    lone: str,
+    aborted: bool = False,
+) -> tuple[str, str]:
+    """Whose fault a concurrent ask's wrong *outcome* is: the requirement, and a note saying why.
+
+    The same *request* is asked alone, on a fresh subject, the human doing
+    *behaviour* (or the signal aborting once it shows, when *aborted*). The
+    same outcome alone is a fault of the ask itself, *lone*'s (the checks of
+    lone asks find it too); another outcome is concurrency's, ``PRV-CONC-1``.
+    """
+    if example.done_with("PRV-CONC-1", lone):
+        return lone, ""  # both failed already in this check: asking again tells nothing
+    alone = await _ask_alone(example, request, behaviour, aborted=aborted)
+    if _same_outcome(alone, outcome):
+        return lone, "; alone, the same ask ends the same way: not a fault of concurrency"
+    if alone is _STILL_PENDING:
+        ended = f"was still pending {example.bound:g} s later"
+    elif isinstance(alone, BaseException):
+        ended = f"raised {alone!r}"
+    else:
+        ended = f"returned {alone!r}"
+    return "PRV-CONC-1", f"; alone, the same ask {ended}"
+
+
+async def _ask_alone(
+    example: Example, request: AskUserQuestionRequest, behaviour: Behaviour, *, aborted: bool
+) -> object:
+    """The outcome of *request* asked alone on a fresh subject: a value, an error, or pending."""
+    previous = example.waiting
+    subject = await example.subject()
+    controller = AbortController()
+    live: AskUserQuestionRequest = {**request, "signal": controller.signal}
+    task = asyncio.ensure_future(subject.provider.ask(live))
+    try:
+        acting = Nothing() if aborted else behaviour
+        await _perform(example, subject, live, acting, requirement="PRV-CONC-1", ask=task)
+        if aborted:
+            controller.abort()
+        example.stage("PRV-CONC-1", "the same ask alone, to tell whose fault its outcome is")
+        done, _ = await asyncio.wait({task}, timeout=example.bound)
+        if not done:
+            return _STILL_PENDING
+        if task.cancelled():
+            return asyncio.CancelledError()
+        return task.exception() or task.result()
+    finally:
+        await stop(example, task)
+        example.stage(*previous)
+
+
+def _same_outcome(first: object, second: object) -> bool:
+    """Whether two outcomes are the same: equal JSON data, or errors of one type and code."""
+    if isinstance(first, BaseException) or isinstance(second, BaseException):
+        return type(first) is type(second) and code_of(first) == code_of(second)
+    if first is _STILL_PENDING or second is _STILL_PENDING:
+        return first is second
+    try:
+        return json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
 @check(
     "provider-concurrency",
     "PRV-CONC-1",
@@ -632,31 +753,57 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
             for index, (request, behaviour, task) in enumerate(
                 zip(live, behaviours, tasks, strict=True)
             ):
-                if task not in done:
-                    example.fail("PRV-CONC-1", f"ask {index} is still pending after its answer")
-                    continue
-                error = None if task.cancelled() else task.exception()
                 ended = ended_by.get(index)
+                if task not in done:
+                    example.judge("PRV-CONC-1")
+                    how = ended[0] if ended is not None else "answered"
+                    rule, note = await _whose_fault(
+                        example, batch[index], behaviour, _STILL_PENDING,
+                        aborted=how == "aborted", lone=_LONE[how],
+                    )  # fmt: skip
+                    example.fail(rule, f"ask {index} is still pending after it was {how}{note}")
+                    continue
+                outcome: object = asyncio.CancelledError() if task.cancelled() else task.exception()
+                # A wrong outcome is concurrency's fault only when the same ask alone
+                # ends otherwise: else it is the lone ask's, and judged as that.
                 if ended is not None:
                     how, code = ended
-                    example.verify(
-                        "PRV-CONC-1",
-                        error is not None and code_of(error) == code,
-                        f"ask {index} was {how} but ended with {error or task!r}",
+                    example.judge("PRV-CONC-1")
+                    if outcome is not None and code_of(outcome) == code:
+                        continue
+                    rule, note = await _whose_fault(
+                        example, batch[index], behaviour, outcome or task.result(),
+                        aborted=how == "aborted", lone=_LONE[how],
+                    )  # fmt: skip
+                    example.fail(
+                        rule, f"ask {index} was {how} but ended with {outcome or task!r}{note}"
                     )
                     continue
-                if task.cancelled() or error is not None:
-                    example.fail("PRV-CONC-1", f"ask {index} raised {error or 'cancellation'!r}")
+                if outcome is not None:
+                    example.judge("PRV-CONC-1")
+                    rule, note = await _whose_fault(
+                        example, batch[index], behaviour, outcome, lone=_LONE["answered"]
+                    )
+                    example.fail(rule, f"ask {index} raised {outcome!r}{note}")
                     continue
                 if isinstance(behaviour, (Dismiss, Nothing)):
                     continue  # only the dismissed ask: judged above
+                expected = expected_answer(request, behaviour)
+                rule, note = "PRV-CONC-1", ""
+                if _wrong_answer(request, expected, task.result()):
+                    example.judge("PRV-CONC-1")
+                    rule, note = await _whose_fault(
+                        example, batch[index], behaviour, task.result(), lone=_LONE["answered"]
+                    )
                 compare(
                     example,
                     request,
-                    expected_answer(request, behaviour),
+                    expected,
                     task.result(),
-                    requirement="PRV-CONC-1",
+                    requirement=rule,
                     actions=behaviour,
+                    revision="PRV-CONC-1" if rule == "PRV-CONC-1" and note else "PRV-REVISE-1",
+                    note=note,
                 )
         finally:
             for task in tasks:

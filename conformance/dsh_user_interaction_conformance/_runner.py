@@ -85,6 +85,22 @@ class RequirementResult:
         shown = next((f for f in self.failures if f.example == self.example), None)
         return shown.not_shrunk_because if shown is not None and not self.shrunk else ""
 
+    @property
+    def knock_on_of(self) -> list[str]:
+        """The requirements whose fault this warning follows from; empty for a fault of its own.
+
+        A SHOULD requirement is a knock-on when every one of its failing
+        examples broke it as a consequence of a fault that failed another
+        requirement in the same example (:meth:`Example.fail`): a duplicated
+        label, say, is also out of option order. It is still a warning; the
+        report names the failure to fix first.
+        """
+        if self.status != "warning" or not self.failures:
+            return []
+        if not all(failure.knock_on_of for failure in self.failures):
+            return []
+        return sorted({cause for failure in self.failures for cause in failure.knock_on_of})
+
     def causes(self) -> list[tuple[str, str, int]]:
         """Each distinct way it failed: check case, cause (code or type), and how many examples."""
         counted: dict[tuple[str, str], int] = {}
@@ -116,6 +132,8 @@ class RequirementResult:
             found["shrunk"] = self.shrunk
             if not self.shrunk:
                 found["not_shrunk_because"] = self.not_shrunk_because
+        if self.knock_on_of:
+            found["knock_on_of"] = self.knock_on_of
         if self.failures:
             found["failing_examples"] = len(self.failures)
             found["causes"] = [

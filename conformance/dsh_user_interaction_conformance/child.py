@@ -193,6 +193,8 @@ class _Child:
         self.subjects: dict[str, _Subject] = {}
         self.calls: dict[str, asyncio.Task[None]] = {}
         self.cancelled: set[str] = set()
+        #: The calls whose task has begun to run (a cancel of one lands at once).
+        self.started: set[str] = set()
         #: The suite's provider calls this child cancelled, whose reply it still awaits.
         self.cancelling: set[str] = set()
         self.pending: dict[str, tuple[asyncio.Future[dict[str, Any]], Codec]] = {}
@@ -259,10 +261,19 @@ class _Child:
 
     def _notify(self, method: object, params: dict[str, Any]) -> None:
         if method == "cancel" and self.cancellable:
-            task = self.calls.get(str(params.get("id")))
-            if task is not None:
-                self.cancelled.add(str(params.get("id")))
-                asyncio.get_running_loop().call_soon(task.cancel)  # after the call has started
+            call_id = str(params.get("id"))
+            task = self.calls.get(call_id)
+            if task is None:
+                return
+            self.cancelled.add(call_id)
+            if call_id in self.started:
+                # At once, in this turn: an abort read with it lands in the same
+                # turn, as the two would in-process (HAR-TURN-1, HAR-CANCEL-3).
+                task.cancel()
+            else:
+                # A call and its cancel read together still start the call, as a
+                # provider call cancelled in-process has started.
+                asyncio.get_running_loop().call_soon(task.cancel)
         elif method == "abort":
             for subject in self.subjects.values():
                 controller = subject.codec.controllers.get(str(params.get("signal")))
@@ -306,6 +317,7 @@ class _Child:
         codec = subject.codec if subject is not None else Codec(self.mint, suite=False)
         request: object = None
         before = set(asyncio.all_tasks())
+        self.started.add(call_id)
         try:
             value = await self._method(method, params, subject)
         except asyncio.CancelledError as error:
@@ -330,6 +342,7 @@ class _Child:
         finally:
             self.calls.pop(call_id, None)
             self.cancelled.discard(call_id)
+            self.started.discard(call_id)
         if method == "ask" and subject is not None and self.role == "provider":
             request = subject.codec.objects.get(str(params.get("handle")))
             reply["request"] = codec.encode_value(request)

@@ -361,6 +361,8 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
         ),
         "PRV-TEXT-1",
     ),
+    # Right alone; while another ask is pending, it loses what the human did.
+    "drops-picks-when-busy": (_subject(Flaws(transform_when_busy=_skip_everything)), "PRV-CONC-1"),
     "trims-when-busy": (
         _subject(Flaws(transform_when_busy=_on_custom(str.strip))),
         "PRV-TEXT-1",
@@ -383,7 +385,10 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
 }
 
 #: Entries whose flaw shows only in a check that does not cite the requirement it breaks.
-FOUND_BY: dict[str, str] = {"trims-when-busy": "provider-concurrency"}
+FOUND_BY: dict[str, str] = {
+    "trims-when-busy": "provider-concurrency",
+    "drops-picks-when-busy": "provider-concurrency",
+}
 
 #: Providers that break only a SHOULD: the suite must warn, and still pass.
 SHOULD_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
@@ -393,6 +398,7 @@ SHOULD_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
 
 #: For the command-line tests: ``--provider tests.gallery.providers:FACTORY_EXTRA_KEYS``.
 FACTORY_EXTRA_KEYS = BROKEN_PROVIDERS["echoes-extra-keys"][0]
+FACTORY_DUPLICATES_LABELS = BROKEN_PROVIDERS["duplicates-labels"][0]
 
 
 def _drop_skipped(request: AskUserQuestionRequest, answer: Answer) -> Answer:

@@ -446,6 +446,28 @@ class VagueLocation(Wrapped):
             raise
 
 
+class AbortWinsSameTick(Wrapped):
+    """A real service whose caller's cancellation loses to an abort of the same tick.
+
+    Right in every other case: an abort alone ends the ask with ``ASK_ABORTED``,
+    and a cancellation alone propagates. Only when both land before the ask
+    resumes does it take the cancellation back and report the abort.
+    """
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        task = asyncio.current_task()
+        assert task is not None
+        try:
+            return await self.inner.ask(request)
+        except asyncio.CancelledError:
+            signal = request.get("signal")
+            if signal is None or not signal.aborted:
+                raise
+            while task.uncancel():  # the flaw: the abort of the same tick wins
+                pass
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED) from None
+
+
 BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     # It reports the wrong stage for empty, malformed and bad-intent requests alike.
     "provider-check-first": (ProviderCheckFirst, "SVC-ORDER-2|SVC-ORDER-3|SVC-ORDER-4"),
@@ -470,6 +492,8 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "loose-answer-labels": (LooseAnswerLabels, "SVC-STRICT-1"),
     "folds-duplicates": (FoldsDuplicates, "SVC-PASS-1"),
     "loses-same-tick-cancel": (LosesSameTickCancel, "SVC-CANCEL-1"),
+    # Right alone, wrong only together: an abort and a cancellation in one tick.
+    "abort-wins-same-tick": (AbortWinsSameTick, "SVC-CANCEL-1"),
     "ignores-cancellation": (IgnoresCancellation, "SVC-CANCEL-1"),
     "asks-before-checking": (AsksBeforeChecking, "SVC-PASS-1"),
     "waits-for-left-behind": (WaitsForLeftBehind, "SVC-LEAVE-1"),

@@ -632,6 +632,8 @@ class Session:
     _seq: int = 0
     #: The number of the last message that can settle a call by itself (an abort, a disposal).
     settling: int = 0
+    #: The number of the last message written to the child: those after it share the next write.
+    written: int = 0
     _pending: set[_Call] = field(default_factory=set[_Call])
     _child_cancelled: set[str] = field(default_factory=set[str])
     _closing: bool = False
@@ -765,6 +767,7 @@ class Session:
             return
         messages, calls = self._outbox, self._outbox_calls
         self._outbox, self._outbox_calls = [], []
+        self.written = self._seq
         self.connection._write(calls, messages, self)  # noqa: SLF001 - the session's own connection
 
     def notify(self, method: str, params: dict[str, Any]) -> int:
@@ -829,13 +832,31 @@ class Session:
             last = await self._after_cancel(call)
             if last is None or last.type == "cancelled":
                 raise
+            error = as_object(last.message.get("error")) or {}
+            if last.type == "throw" and error.get("cancellation") is True:
+                # Read by its type, not by what it decodes to (HAR-CANCEL-1).
+                requirement = (
+                    "PRV-CANCEL-1" if self.connection.role == "provider" else "SVC-CANCEL-1"
+                )
+                self.findings.append((
+                    requirement,
+                    f"the child answered the cancelled {call.method} with a throw of a "
+                    "cancellation, not the reply 'cancelled' (HAR-CANCEL-1)",
+                ))  # fmt: skip
+                raise
             return last
         finally:
             self._pending.discard(call)
 
     async def _after_cancel(self, call: _Call) -> Reply | None:
-        """Tell the child; wait for its last word when it can hear us. ``None``: none counts."""
-        excused = self.settling > call.seq
+        """Tell the child; wait for its last word when it can hear us. ``None``: none counts.
+
+        ``HAR-CANCEL-3``'s excuse: an abort or a disposal sent after the call, in
+        an earlier write than this cancel, may have settled it first. One still
+        waiting to be written goes out with the cancel, in one write, so the
+        child hears the two in one turn (``HAR-TURN-1``), as they happened here.
+        """
+        excused = call.seq < self.settling <= self.written
         call.cancelled = True
         call.final = self.loop.create_future()
         self.notify("cancel", {"id": call.id})
@@ -869,7 +890,7 @@ class Session:
         if settles:
             self.settling = self._seq
         call = self.connection._new_call(method, self, None)  # noqa: SLF001
-        call.seq = self._seq
+        call.seq = self.written = self._seq
         self.connection._write([call], [Connection._message(call, params)], self)  # noqa: SLF001
         event = call.event
         assert event is not None

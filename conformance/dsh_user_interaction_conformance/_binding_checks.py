@@ -1,7 +1,11 @@
 """Checks of this binding's own primitives: its abort signal and its errors.
 
 They judge this package, not the subject: the report lists them apart, and
-they never count as a subject's passes.
+they never count as a subject's passes. Each runs a quarter of the profile's
+examples (``_SHARE``): every run judges the same binding, whatever its
+subject, so a run spends its time on the subject, and this package's own
+tests (``tests/test_abort.py``, ``tests/test_errors.py``) test the binding
+at full strength.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from dsh_user_interaction import AbortController, AbortSignal, ErrorCode, UserIn
 from ._engine import Draws, Example, Scenario, Setup, check
 
 __all__: list[str] = []
+
+#: The share of the profile's examples each binding check runs: 10 at the default.
+_SHARE: Final = 0.25
 
 _PLANS: Final = st.lists(st.sampled_from(["keep", "remove", "raise"]), max_size=12)
 _ERRORS: Final = st.tuples(st.sampled_from(ErrorCode), st.text())
@@ -48,6 +55,7 @@ _BAD_SECONDS: Final = st.sampled_from(
     "binding-abort-any",
     "ABT-ANY-1", "ABT-TIMEOUT-1", "ABT-REPORT-1",
     kind="binding",
+    share=_SHARE,
 )  # fmt: skip
 def binding_abort_any(draw: Draws, setup: Setup) -> Scenario:
     """Dependents of any() keep their sources alive; timeouts are checked; errors are reported."""
@@ -120,7 +128,12 @@ def binding_abort_any(draw: Draws, setup: Setup) -> Scenario:
     return scenario
 
 
-@check("binding-abort-signal", "ABT-ONCE-1", "ABT-ISOLATE-1", "ABT-REMOVE-1", kind="binding")
+@check(
+    "binding-abort-signal",
+    "ABT-ONCE-1", "ABT-ISOLATE-1", "ABT-REMOVE-1",
+    kind="binding",
+    share=_SHARE,
+)  # fmt: skip
 def binding_abort_signal(draw: Draws, setup: Setup) -> Scenario:
     """Listeners run once, in order, in isolation; removal leaves nothing behind."""
     plan = draw(_PLANS, "listeners")
@@ -173,7 +186,7 @@ def binding_abort_signal(draw: Draws, setup: Setup) -> Scenario:
     return scenario
 
 
-@check("binding-errors", "ERR-CODE-1", "ERR-PICKLE-1", kind="binding")
+@check("binding-errors", "ERR-CODE-1", "ERR-PICKLE-1", kind="binding", share=_SHARE)
 def binding_errors(draw: Draws, setup: Setup) -> Scenario:
     """The binding's errors carry the spec's codes and survive pickling with their answer."""
     code, message = draw(_ERRORS, "code and message")

@@ -145,6 +145,8 @@ class Check:
     cases: tuple[str, ...] = ()
     #: The share of the profile's examples each case runs (at least 2).
     case_share: float = 0.25
+    #: The share of the profile's examples a check without cases runs (at least 2).
+    share: float = 1.0
     #: How many sub-scenarios one example runs, each allowed the whole per-part limit.
     parts: int = 1
     #: Requirements judged only for subjects with these capabilities.
@@ -166,6 +168,7 @@ def check(
     gates: Mapping[str, Callable[[Capabilities], bool]] | None = None,
     parts: int = 1,
     case_share: float = 0.25,
+    share: float = 1.0,
 ) -> Callable[[Build], Build]:
     """Register the decorated build function as the check *name* covering *covered*."""
     # The engine judges the loop and leak requirements on every example it runs.
@@ -184,6 +187,7 @@ def check(
                 doc,
                 cases=tuple(cases),
                 case_share=case_share,
+                share=share,
                 parts=parts,
                 gates=dict(gates or {}),
             )
@@ -795,8 +799,9 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
 
     test = given(st.data())(example)
     examples = runtime.examples
-    if item.cases:
-        examples = max(2, int(examples * item.case_share))
+    share = item.case_share if item.cases else item.share
+    if share != 1.0:
+        examples = max(2, int(examples * share))
     test = _settings(runtime, examples)(test)
     if runtime.seed is not None or not os.environ.get("CI"):
         test = seed(runtime.seed or 0)(test)

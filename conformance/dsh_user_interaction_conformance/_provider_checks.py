@@ -247,25 +247,22 @@ def compare(
             example.fail(rule, f"{where}: the human {said}, but the answer has {got!r}{note}")
 
 
-def _wrong_answer(
-    request: AskUserQuestionRequest, expected: AskUserQuestionAnswer, answer: object
-) -> bool:
-    """Whether :func:`compare` would fail *answer* for what it says, not for its shape.
+def _wrong_answer(expected: AskUserQuestionAnswer, answer: object) -> bool:
+    """Whether *answer* says other than the human did: other picks, or other text.
 
-    Picks or text other than the human's. An answer that breaks an answer
-    rule is judged by that rule, whoever asked.
+    An answer of another shape says nothing here: :func:`compare` fails it
+    by the answer rule it breaks, whoever asked.
     """
     try:
-        data = json.loads(json.dumps(answer, ensure_ascii=False, allow_nan=False))
-    except (TypeError, ValueError, RecursionError):
+        got_items = cast("dict[str, Any]", answer)["answers"]
+        if len(got_items) != len(expected["answers"]):
+            return False
+        return any(
+            set(got["selected"]) != set(want["selected"]) or got.get("custom") != want.get("custom")
+            for want, got in zip(expected["answers"], got_items, strict=True)
+        )
+    except Exception:  # noqa: BLE001 - any other shape: compare judges it
         return False
-    if any(v.requirement in _STRUCTURE for v in answer_violations(request, data)):
-        return False
-    got_items: list[dict[str, Any]] = data["answers"]
-    return any(
-        set(got["selected"]) != set(want["selected"]) or got.get("custom") != want.get("custom")
-        for want, got in zip(expected["answers"], got_items, strict=True)
-    )
 
 
 def _misread_revision(steps: Sequence[Step], said: object) -> bool:
@@ -790,7 +787,7 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
                     continue  # only the dismissed ask: judged above
                 expected = expected_answer(request, behaviour)
                 rule, note = "PRV-CONC-1", ""
-                if _wrong_answer(request, expected, task.result()):
+                if _wrong_answer(expected, task.result()):
                     example.judge("PRV-CONC-1")
                     rule, note = await _whose_fault(
                         example, batch[index], behaviour, task.result(), lone=_LONE["answered"]

@@ -1,8 +1,10 @@
 """Awaiting the provider's call, and leaving it behind when it ignores its cancellation.
 
 The service awaits ``provider.ask(request)`` in the caller's own task (its
-Rule 2), through :func:`provider_call`, which steps the provider's coroutine
-exactly as ``await`` would. It differs from ``await`` in one case only.
+Rule 2): it takes the provider's first step itself, and when the provider
+suspends, goes on through :func:`suspended_call`, which steps the provider's
+coroutine exactly as ``await`` would. It differs from ``await`` in one case
+only.
 
 Rule 1: until the provider's call receives a ``CancelledError``, nothing
 changes: each suspension of the provider is the task's, and whatever the
@@ -18,7 +20,7 @@ it is making progress, up to one second after the cancellation
 it wait on anything. A provider that waits on one thing for the whole grace,
 or is still pending a second after its cancellation, ignores its
 cancellation (``PRV-CANCEL-1``): the call is *left behind*, running on in a
-task of its own, and :func:`provider_call` raises ``CancelledError`` as if
+task of its own, and :func:`suspended_call` raises ``CancelledError`` as if
 the provider had, so the ask settles as the spec says (``SVC-LEAVE-1``).
 
 Rule 3: nothing a left-behind call does is lost. When it returns an answer or
@@ -32,10 +34,10 @@ from __future__ import annotations
 
 import asyncio
 import types
-from collections.abc import Awaitable, Generator
-from typing import Any, Final, TypeVar
+from collections.abc import Coroutine, Generator
+from typing import Any, Final, TypeVar, cast
 
-__all__ = ["DEFAULT_CANCEL_GRACE", "LONGEST_GRACE", "left_behind", "provider_call"]
+__all__ = ["DEFAULT_CANCEL_GRACE", "LONGEST_GRACE", "left_behind", "suspended_call"]
 
 T = TypeVar("T")
 
@@ -57,17 +59,31 @@ def left_behind() -> int:
 
 
 @types.coroutine
-def provider_call(awaitable: Awaitable[T], grace: float) -> _Step[T]:
-    """Await *awaitable*; after a cancellation, for at most *grace* seconds more."""
-    steps = awaitable.__await__()
-    error: BaseException | None = None
+def suspended_call(
+    given: Generator[Any, None, T] | Coroutine[Any, None, T], waiting: object, grace: float
+) -> _Step[T]:
+    """Go on awaiting the provider's call; after a cancellation, for at most *grace* seconds.
+
+    The caller took the provider's first step itself, as ``await`` does
+    (``steps.send(None)``), and comes here only when it suspended, on
+    *waiting*: most providers answer without ever suspending (a scripted one,
+    an answer already given), and that step costs no generator. *given* is
+    the provider's coroutine, or what its awaitable's ``__await__`` returned.
+    """
+    # A started coroutine's wrapper goes on from where it is.
+    steps = (
+        cast("Coroutine[Any, None, T]", given).__await__()
+        if isinstance(given, types.CoroutineType)
+        else cast("Generator[Any, None, T]", given)
+    )
+    error: BaseException | None = yield from _suspend(steps, waiting)
     # Rule 1: step the provider as ``await`` does, until a cancellation reaches it.
     while True:
         try:
             waiting = steps.send(None) if error is None else steps.throw(error)
         except StopIteration as stop:
-            result: T = stop.value  # what __await__ returns is T
-            return result
+            ended: T = stop.value  # what __await__ returns is T
+            return ended
         if isinstance(error, asyncio.CancelledError):
             break  # it is still pending after its cancellation: Rule 2
         error = yield from _suspend(steps, waiting)
@@ -99,8 +115,8 @@ def provider_call(awaitable: Awaitable[T], grace: float) -> _Step[T]:
         try:
             waiting = steps.send(None) if error is None else steps.throw(error)
         except StopIteration as stop:
-            ended: T = stop.value  # as above
-            return ended
+            late: T = stop.value  # as above
+            return late
 
 
 def _until(

@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from types import TracebackType
+from types import CoroutineType, TracebackType
 from typing import final
 
 from ._checks import bad_answer, checked_request, fast_answer_accepted, must_violations
 from ._errors import MESSAGES, ErrorCode, UserInteractionError
-from ._provider_call import DEFAULT_CANCEL_GRACE, LONGEST_GRACE, provider_call
+from ._provider_call import DEFAULT_CANCEL_GRACE, LONGEST_GRACE, suspended_call
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
 
 __all__ = ["Registration", "UserInteractionService"]
@@ -256,10 +256,16 @@ class UserInteractionService:
         self._calls.add(call)
         baseline = task.cancelling()
         try:
-            answer = await provider_call(
-                registration._provider.ask(request),  # noqa: SLF001 - this module's class
-                self._cancel_grace,
-            )
+            pending = registration._provider.ask(request)  # noqa: SLF001 - this module's class
+            # The provider's first step, taken here as ``await`` would: most answer
+            # without suspending. One that suspends goes on in suspended_call.
+            steps = pending if type(pending) is CoroutineType else pending.__await__()
+            try:
+                waiting = steps.send(None)
+            except StopIteration as stop:
+                answer: AskUserQuestionAnswer = stop.value
+            else:
+                answer = await suspended_call(steps, waiting, self._cancel_grace)
         except asyncio.CancelledError:
             call.settled = True
             if not _take_back(call, task, baseline):

@@ -636,3 +636,11 @@ def test_a_concurrent_ask_that_is_right_alone_is_a_concurrency_failure() -> None
     failed = {r.requirement.id: r for r in report.results if r.status == "failed"}
     assert "PRV-ANSWER-1" not in failed
     assert "alone, the same ask returned {'answers'" in failed["PRV-CONC-1"].message
+
+
+def test_a_binding_check_runs_a_quarter_of_the_profiles_examples() -> None:
+    """Binding checks judge this package, the same in every run: 10 examples at the default."""
+    report = run_suite(only=["binding-errors", "binding-abort-signal"], seed=4)
+    ran = {outcome.check.name: outcome.examples for outcome in report.outcomes}
+    assert ran == {"binding-errors": 10, "binding-abort-signal": 10}
+    assert {r.status for r in report.binding} == {"passed"}

@@ -27,6 +27,7 @@ from dsh_user_interaction import (
     answer_violations,
 )
 from dsh_user_interaction._checks import LEVELS
+from dsh_user_interaction.extra.stdio import PROTOCOL_VERSION
 from dsh_user_interaction_conformance.strategies import invalid_answers, requests, valid_answers
 
 ROOT = Path(__file__).parent.parent
@@ -190,12 +191,12 @@ HARNESS_ID = re.compile(
 def test_every_harness_requirement_is_implemented_where_it_is_cited() -> None:
     """Each HAR-* ID of spec/harness.md is cited by the suite's side of the protocol.
 
-    The IDs are unique, the protocol declares its version, and no code cites
-    an ID the protocol does not define.
+    The IDs are unique, the protocol declares the version the suite speaks,
+    and no code cites an ID the protocol does not define.
     """
     ids = [match["id"] for match in HARNESS_ID.finditer(HARNESS)]
     assert len(ids) == len(set(ids)) >= 20
-    assert "Protocol version: **1.0**" in HARNESS
+    assert f"Protocol version: **{PROTOCOL_VERSION}**" in HARNESS
     sources = [
         *(ROOT / "reference" / "dsh_user_interaction" / "extra" / "stdio").glob("*.py"),
         *(ROOT / "conformance" / "dsh_user_interaction_conformance").glob("*.py"),

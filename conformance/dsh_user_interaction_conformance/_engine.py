@@ -270,7 +270,8 @@ class FailureRecord:
     #: Why it was not shrunk, in words; ``""`` when it was.
     not_shrunk_because: str = ""
     #: The requirements the same fault failed in the same example, when this is
-    #: a knock-on of theirs (see :meth:`Example.fail`); empty for a fault of its own.
+    #: a knock-on of theirs (a check reports it with ``knock_ons``); empty for
+    #: a fault of its own.
     knock_on_of: tuple[str, ...] = ()
 
     @property

@@ -91,9 +91,9 @@ class RequirementResult:
 
         A SHOULD requirement is a knock-on when every one of its failing
         examples broke it as a consequence of a fault that failed another
-        requirement in the same example (:meth:`Example.fail`): a duplicated
-        label, say, is also out of option order. It is still a warning; the
-        report names the failure to fix first.
+        requirement in the same example: a duplicated label, say, is also out
+        of option order. It is still a warning; the report names the failure
+        to fix first.
         """
         if self.status != "warning" or not self.failures:
             return []

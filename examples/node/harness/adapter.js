@@ -34,7 +34,7 @@
 import { Codec, ProtocolError, RemoteError } from './codec.js';
 
 /** The protocol version this adapter speaks. */
-export const PROTOCOL = '1.0';
+export const PROTOCOL = '1.1';
 
 /** How long `close` waits for cancelled calls to settle, in milliseconds, at most. */
 const CLOSE_WAIT_MS = 300;

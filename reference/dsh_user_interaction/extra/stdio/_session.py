@@ -46,7 +46,7 @@ from ._values import Codec, WireError, as_list, as_object
 __all__ = ["PROTOCOL_VERSION", "ChildFailed", "Connection", "Reply", "Session"]
 
 #: The protocol version this side speaks (harness.md).
-PROTOCOL_VERSION: Final = "1.0"
+PROTOCOL_VERSION: Final = "1.1"
 #: Seconds ``hello`` may take (``HAR-TIME-1``).
 HELLO_TIMEOUT: Final = 10.0
 #: Restarts of a failed child allowed in one connection (``HAR-CRASH-1``).

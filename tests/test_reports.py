@@ -98,10 +98,14 @@ def test_a_warning_the_same_fault_brought_names_the_failure_it_follows() -> None
     assert all(f.knock_on_of == ("ANS-SEL-2",) for f in order.failures)
 
 
+@pytest.mark.slow
 def test_the_printed_report_says_a_warning_is_a_knock_on(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The command line's details of the warning name the failure to fix first."""
+    """The command line's details of the warning name the failure to fix first.
+
+    Slow: the command line shrinks each of the three failures it finds.
+    """
     provider = "tests.gallery.providers:FACTORY_DUPLICATES_LABELS"
     argv = ["--provider", provider, "--seed", "1", "--only", "provider-answers"]
     assert main([*argv, "--profile", "quick"]) == 1

@@ -83,6 +83,8 @@ class _Flawed:
         if self.how == "garbage":
             sys.stdout.buffer.write(b"debug: showing the question\n")
             sys.stdout.buffer.flush()
+        if self.how == "closes-output":
+            os.close(sys.stdout.fileno())  # and runs on, its ask pending for ever
         if self.how == "freezes":
             time.sleep(30)  # noqa: ASYNC251 - the point: the whole child stops, no reply, no ping
         await asyncio.Event().wait()
@@ -103,6 +105,11 @@ def exits_on_ask() -> Subject:
 def prints_garbage_on_ask() -> Subject:
     """Writes a debug line on standard output when asked."""
     return _flawed("garbage")
+
+
+def closes_output_on_ask() -> Subject:
+    """Closes its standard output when asked, and keeps running."""
+    return _flawed("closes-output")
 
 
 def never_answers() -> Subject:

@@ -12,8 +12,10 @@ import contextlib
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +32,7 @@ from dsh_user_interaction import (
     UserInteractionService,
 )
 from dsh_user_interaction.extra.stdio import (
+    KEPT_PROBLEMS,
     UNDEFINED,
     ChildFailed,
     Opaque,
@@ -37,6 +40,7 @@ from dsh_user_interaction.extra.stdio import (
     StdioProvider,
     WireError,
 )
+from dsh_user_interaction.extra.stdio._child import AFTER_EXIT, STDERR_KEPT, Event, Link
 from dsh_user_interaction.extra.stdio._values import Codec, as_list, as_object
 from dsh_user_interaction_conformance import (
     CHECKS,
@@ -353,6 +357,41 @@ def test_validation_reports_a_message_that_breaks_the_schema(tmp_path: Path) -> 
             HarnessSubjects([sys.executable, str(script), caps], bound=0.3)
 
 
+def test_stray_replies_are_counted_but_what_is_kept_stays_bounded(tmp_path: Path) -> None:
+    """A child that sends replies for no call without end cannot grow the suite's memory.
+
+    The first problems are kept word for word; the rest are only counted, and
+    the list says how many more there were.
+    """
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import json, sys\n"
+        "m = json.loads(sys.stdin.readline())\n"
+        "v = {'protocol': '1.1', 'role': 'provider', 'cancellable': True,\n"
+        "     'capabilities': {}, 'implementation': {'name': 'stray', 'version': '1'}}\n"
+        "print(json.dumps({'type': 'return', 'id': m['id'], 'value': v}), flush=True)\n"
+        "for n in range(20_000):\n"
+        "    print(json.dumps({'type': 'return', 'id': f'x{n}', 'value': None}))\n"
+        "sys.stdout.flush()\n"
+        "sys.stdin.read()\n",
+        encoding="utf-8",
+    )
+    factory = HarnessSubjects([sys.executable, str(script)], bound=1.0)
+    try:
+        deadline = time.monotonic() + 30
+        while factory.connection.problem_count < 20_000 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        problems = factory.protocol_errors
+    finally:
+        factory.close()
+    assert factory.connection.problem_count == 20_000
+    assert len(problems) == KEPT_PROBLEMS + 1
+    assert all("a reply to no pending call (HAR-CALL-2)" in p for p in problems[:-1])
+    assert problems[-1] == f"... and {20_000 - KEPT_PROBLEMS} more protocol problems, " + (
+        "counted but not kept"
+    )
+
+
 def test_the_validator_accepts_the_forms_the_spec_shows() -> None:
     """The schema accepts every tagged value and refuses a numeric handle or an unknown tag."""
     validate = protocol_validator()
@@ -503,6 +542,41 @@ def test_stdio_provider_reports_a_child_that_cannot_start() -> None:
         with pytest.raises(ChildFailed, match="cannot start"):
             await provider.ask({"questions": [{"id": "q", "question": "Go?"}]})
         await provider.aclose()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "target", ["exits_on_ask", "prints_garbage_on_ask", "closes_output_on_ask"]
+)
+def test_after_its_child_fails_every_later_ask_fails_at_once(target: str) -> None:
+    """A child that exits or breaks the protocol fails the ask pending on it, and every later one.
+
+    StdioProvider does not restart it (a human may have seen half an ask):
+    each later ask raises ChildFailed at once, with the same reason, and
+    never waits for a reply that cannot come. A child that closes its output
+    and runs on is stopped within a moment, not after five seconds.
+    """
+
+    async def main() -> None:
+        request: Any = {"questions": [{"id": "q", "question": "Go?"}]}
+        provider = StdioProvider(
+            child("provider", f"tests.harness_entries:{target}"), cwd=str(ROOT)
+        )
+        try:
+            async with asyncio.timeout(20):
+                started = time.monotonic()
+                with pytest.raises(ChildFailed) as first:
+                    await provider.ask(request)
+                failed_after = time.monotonic() - started
+                for _ in range(3):
+                    with pytest.raises(ChildFailed) as later:
+                        await provider.ask(request)
+                    assert str(later.value) == str(first.value)
+        finally:
+            await provider.aclose()
+        # Stopped after AFTER_EXIT (1 s), where it used to be waited for 5 s.
+        assert failed_after < 3.5, f"the first ask failed after {failed_after:.1f} s"
 
     asyncio.run(main())
 
@@ -716,3 +790,105 @@ def test_a_long_transcript_line_keeps_its_start_and_its_end() -> None:
     assert shown.endswith('"custom":"END"}}')  # the decisive end survives
     assert f"({len(reply) - 1900} of its {len(reply)} characters left out here)" in shown
     assert len(shown) < 2000
+
+
+@pytest.mark.slow
+def test_a_long_line_is_read_in_linear_time() -> None:
+    """A 48 MB line, which the protocol allows, costs the reader a linear pass.
+
+    The reader used to join each 64 KiB chunk onto the line and search it all
+    again: 15 s of CPU for this line, where it now takes under one. The bound
+    is generous, and it is CPU time, so a busy machine does not move it.
+    """
+    size = 48 * 1024 * 1024
+    script = (
+        "import sys\n"
+        f'sys.stdout.write(\'{{"type":"return","id":"x","value":"\' + \'a\' * {size} + \'"}}\\n\')\n'
+        "sys.stdout.flush()\n"
+        "sys.stdin.read()\n"
+    )
+    events: list[Event] = []
+    arrived = threading.Event()
+
+    def on_event(event: Event) -> None:
+        events.append(event)
+        arrived.set()
+
+    link = Link([sys.executable, "-c", script], on_event)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        link.start()
+        assert arrived.wait(120), "the line never arrived"
+        after = resource.getrusage(resource.RUSAGE_SELF)
+    finally:
+        link.close()
+    assert events[0].kind == "message"
+    assert events[0].message is not None
+    assert len(events[0].message["value"]) == size
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert cpu < 4.0, f"reading a {size >> 20} MB line took {cpu:.1f} s of CPU"
+
+
+def _events_of(link_argv: list[str]) -> tuple[Link, list[Event], threading.Event]:
+    events: list[Event] = []
+    changed = threading.Event()
+
+    def on_event(event: Event) -> None:
+        events.append(event)
+        changed.set()
+
+    return Link(link_argv, on_event), events, changed
+
+
+def test_only_the_tail_of_standard_error_is_kept() -> None:
+    """A child that writes megabytes on standard error costs the suite a bounded tail.
+
+    The report still shows its last lines, and the child never blocks on it.
+    """
+    script = (
+        "import sys\n"
+        "for n in range(200_000):\n"
+        "    sys.stderr.write(f'line {n}\\n')\n"
+        "sys.stderr.flush()\n"
+        'print(\'{"type":"notify","method":"listeners","params":{}}\', flush=True)\n'
+        "sys.stdin.read()\n"
+    )
+    link, events, changed = _events_of([sys.executable, "-c", script])
+    try:
+        link.start()
+        assert changed.wait(30), "the child's line never came"
+        tail = link.stderr_tail(lines=10**9, limit=10**9)
+    finally:
+        link.close()
+    assert events[0].kind == "message"
+    assert tail.endswith("line 199999")
+    assert len(tail.encode()) <= STDERR_KEPT
+    assert link.stderr_tail().splitlines()[-1] == "line 199999"
+
+
+@pytest.mark.slow
+def test_a_child_that_exits_fails_its_calls_though_a_grandchild_writes_on() -> None:
+    """The child's own exit ends the reading, whatever a grandchild still writes.
+
+    The grandchild keeps the output open and writes a valid notification
+    every 10 ms; the exit is reported within a moment of the child's.
+    """
+    script = (
+        "import os, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    while True:\n"
+        '        print(\'{"type":"notify","method":"listeners","params":{}}\', flush=True)\n'
+        "        time.sleep(0.01)\n"
+        "sys.exit(3)\n"
+    )
+    link, events, _ = _events_of([sys.executable, "-c", script])
+    try:
+        link.start()
+        deadline = time.monotonic() + 10 * AFTER_EXIT
+        while not any(e.kind == "exit" for e in events) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        link.close()
+    exits = [e for e in events if e.kind == "exit"]
+    assert exits, f"no exit reported after {10 * AFTER_EXIT:g} s; {len(events)} messages read"
+    assert exits[0].detail == "3"

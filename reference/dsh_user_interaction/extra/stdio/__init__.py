@@ -7,6 +7,7 @@ drive children through the same connection.
 """
 
 from ._provider import StdioProvider as StdioProvider
+from ._session import KEPT_PROBLEMS as KEPT_PROBLEMS
 from ._session import PROTOCOL_VERSION as PROTOCOL_VERSION
 from ._session import ChildFailed as ChildFailed
 from ._values import UNDEFINED as UNDEFINED
@@ -16,6 +17,7 @@ from ._values import Undefined as Undefined
 from ._values import WireError as WireError
 
 __all__ = [
+    "KEPT_PROBLEMS",
     "PROTOCOL_VERSION",
     "UNDEFINED",
     "ChildFailed",

@@ -8,8 +8,13 @@ Design notes:
 * Every event reaches ``on_event`` from the reader thread, tagged with the
   process's generation, so an event of a process already replaced is
   recognisable.
-* Standard error goes to an unnamed temporary file: a child that writes a lot
-  of it can never block on a full pipe, and its tail is there for a report.
+* Standard error is read by the reader thread too, beside standard output,
+  so a child that writes a lot of it never blocks on a full pipe; only its
+  last :data:`STDERR_KEPT` bytes are kept, for a report.
+* Once the child has exited, the reader reads on for at most
+  :data:`AFTER_EXIT` seconds and then stops: a grandchild that holds the
+  pipes open, and writes to them, cannot keep the calls pending on the
+  child from failing.
 * Writes go through a queue to the writer thread, so a child that stops
   reading cannot block the caller's event loop.
 """
@@ -23,17 +28,21 @@ import queue
 import select
 import signal
 import subprocess
-import tempfile
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import IO, Any, Final, cast
+from typing import Any, Final, cast
 
-__all__ = ["Event", "Link"]
+__all__ = ["AFTER_EXIT", "STDERR_KEPT", "Event", "Link"]
 
 #: The longest line read; a longer one is a protocol error.
 MAX_LINE: Final = 64 * 1024 * 1024
+#: How much of a child's standard error is kept (its tail), in bytes.
+STDERR_KEPT: Final = 64 * 1024
+#: How long the reader goes on reading once the child has exited, in seconds.
+AFTER_EXIT: Final = 1.0
 _STOP: Final = object()
 
 
@@ -73,7 +82,10 @@ class Link:
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
         self._process: subprocess.Popen[bytes] | None = None
-        self._stderr: IO[bytes] | None = None
+        #: The current child's standard error, while the reader still reads it.
+        self._stderr_fd: int | None = None
+        self._stderr_tail = bytearray()
+        self._stderr_lock = threading.Lock()
         self.generation = 0
         self._outbox: queue.SimpleQueue[tuple[int, bytes] | object] = queue.SimpleQueue()
         self._closed = False
@@ -91,27 +103,24 @@ class Link:
         Raises :class:`OSError` when the command cannot be started.
         """
         self.kill()
-        self._close_stderr()
-        stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the next start, or close()
-        try:
-            process = subprocess.Popen(  # noqa: S603 - the command is the user's own
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                cwd=self._cwd,
-                env=self._env,
-                # Its own process group, so that a kill reaches the grandchildren
-                # that could otherwise hold its output open.
-                start_new_session=True,
-            )
-        except BaseException:
-            stderr.close()
-            raise
+        process = subprocess.Popen(  # noqa: S603 - the command is the user's own
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self._cwd,
+            env=self._env,
+            # Its own process group, so that a kill reaches the grandchildren
+            # that could otherwise hold its output open.
+            start_new_session=True,
+        )
+        assert process.stderr is not None  # asked for above
+        os.set_blocking(process.stderr.fileno(), False)
+        with self._stderr_lock:
+            self._stderr_tail.clear()  # the last child's tail served its last report
         with self._ready:
             self.generation += 1
             self._process = process
-            self._stderr = stderr
             self._processes.append(process)
             self._ready.notify_all()
             return self.generation
@@ -134,22 +143,40 @@ class Link:
 
     def stderr_tail(self, lines: int = 15, limit: int = 4000) -> str:
         """The last lines the child wrote on standard error, for a report."""
-        stderr = self._stderr
-        if stderr is None:
-            return ""
-        try:
-            size = os.fstat(stderr.fileno()).st_size
-            with open(os.dup(stderr.fileno()), "rb") as copy:
-                copy.seek(max(0, size - limit))
-                text = copy.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
+        self._take_stderr()  # what it wrote since the reader last looked
+        with self._stderr_lock:
+            text = bytes(self._stderr_tail[-limit:]).decode("utf-8", "replace")
         return "\n".join(text.splitlines()[-lines:])
+
+    def _take_stderr(self) -> bool:
+        """Read what is waiting on the child's standard error into the tail; ``False`` at its end.
+
+        Non-blocking, and a few chunks at most, so that a child that floods
+        it cannot hold the caller.
+        """
+        with self._stderr_lock:
+            fd = self._stderr_fd
+            if fd is None:
+                return False
+            for _ in range(16):
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    return False
+                if not chunk:
+                    return False
+                tail = self._stderr_tail
+                tail += chunk
+                if len(tail) > STDERR_KEPT:
+                    del tail[: len(tail) - STDERR_KEPT]
+            return True
 
     def kill(self) -> None:
         """Stop the current child, if any: close its input, then kill it."""
         with self._lock:
-            process, stderr = self._process, self._stderr
+            process = self._process
         if process is None:
             return
         _kill_group(process)
@@ -159,20 +186,12 @@ class Link:
             # A write blocked on it fails now that its reader is dead, so this never waits.
             with contextlib.suppress(OSError):
                 process.stdin.close()
-        # Its output is the reader thread's to close, since only that thread reads it.
-        # Standard error stays readable for a last report; the next start replaces it.
-        del stderr
-
-    def _close_stderr(self) -> None:
-        with self._lock:
-            stderr, self._stderr = self._stderr, None
-        if stderr is not None:
-            stderr.close()
+        # Its output and standard error are the reader thread's to close, since only
+        # that thread reads them; the tail stays for a last report.
 
     def close(self) -> None:
         """Stop the child and let the threads end."""
         self.kill()
-        self._close_stderr()
         self._closed = True
         self._outbox.put(_STOP)
         with self._ready:
@@ -195,57 +214,79 @@ class Link:
             if found is None:
                 return
             seen, process = found
-            stdout = process.stdout
-            if stdout is not None:
+            stdout, stderr = process.stdout, process.stderr
+            if stdout is not None and stderr is not None:
+                with self._stderr_lock:
+                    self._stderr_fd = stderr.fileno()
                 try:
-                    self._read_lines(seen, stdout.fileno())
+                    self._read_lines(seen, stdout.fileno(), stderr.fileno())
                 finally:
-                    with contextlib.suppress(OSError):
-                        stdout.close()  # only this thread reads it, so only it closes it
+                    self._take_stderr()
+                    with self._stderr_lock:
+                        self._stderr_fd = None
+                    # Only this thread reads them, so only it closes them.
+                    for pipe in (stdout, stderr):
+                        with contextlib.suppress(OSError):
+                            pipe.close()
             try:
-                status = process.wait(timeout=5)
+                # Its output has ended: a child that runs on without it cannot answer,
+                # so it is stopped after a moment rather than waited for.
+                status = process.wait(timeout=AFTER_EXIT)
             except subprocess.TimeoutExpired:
                 _kill_group(process)
                 status = process.wait()
             self._on_event(Event("exit", seen, detail=str(status)))
 
-    def _read_lines(self, generation: int, fd: int) -> None:
+    def _read_lines(self, generation: int, fd: int, err: int) -> None:
         """Read lines until the output ends, or the process is replaced or the link closed.
 
-        A grandchild that keeps the pipe open cannot hold the reader: it polls,
-        and gives up on a process the link no longer runs.
+        Standard error (*err*) is read into its tail as it comes. A grandchild
+        that keeps the pipes open cannot hold the reader: it polls, gives up
+        on a process the link no longer runs, and stops :data:`AFTER_EXIT`
+        seconds after the child exits, whatever is still being written.
         """
-        pending = b""
-        quiet_after_exit = 0
+        # The current line's pieces: each chunk is scanned once, so a long line is
+        # read in linear time (joining a growing line and searching it again on
+        # every chunk was quadratic).
+        pieces: list[bytes] = []
+        size = 0
+        watched = [fd, err]
+        exited_at: float | None = None
         while True:
             if self._closed or generation != self.generation:
                 return
+            process = self._process
+            if process is not None and process.poll() is not None:
+                # Exited; a grandchild may hold the pipes, and write on: read on a moment.
+                exited_at = exited_at if exited_at is not None else time.monotonic()
+                if time.monotonic() - exited_at > AFTER_EXIT:
+                    return
             try:
-                ready, _, _ = select.select([fd], [], [], 0.2)
+                ready, _, _ = select.select(watched, [], [], 0.2)
             except (OSError, ValueError):
                 return
-            if not ready:
-                process = self._process
-                if process is not None and process.poll() is not None:
-                    # Exited, and a grandchild may hold the pipe: a second of quiet ends it.
-                    quiet_after_exit += 1
-                    if quiet_after_exit > 5:
-                        return
+            if err in ready and not self._take_stderr():
+                watched.remove(err)  # its end: stop watching it
+            if fd not in ready:
                 continue
             try:
                 chunk = os.read(fd, 1 << 16)
             except OSError:
                 return
             if not chunk:
-                if pending:
-                    self._line(generation, pending, complete=False)
+                if pieces:
+                    self._line(generation, b"".join(pieces), complete=False)
                 return
-            pending += chunk
-            while b"\n" in pending:
-                raw, pending = pending.split(b"\n", 1)
-                self._line(generation, raw + b"\n", complete=True)
-            if len(pending) >= MAX_LINE:
-                self._line(generation, pending[:200], complete=False, detail="too long")
+            start = 0
+            while (end := chunk.find(b"\n", start)) != -1:
+                pieces.append(chunk[start : end + 1])
+                self._line(generation, b"".join(pieces), complete=True)
+                pieces, size, start = [], 0, end + 1
+            if start < len(chunk):
+                pieces.append(chunk[start:])
+                size += len(chunk) - start
+            if size >= MAX_LINE:
+                self._line(generation, b"".join(pieces)[:200], complete=False, detail="too long")
                 return
 
     def _line(self, generation: int, raw: bytes, *, complete: bool, detail: str = "") -> None:

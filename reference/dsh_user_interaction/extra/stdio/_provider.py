@@ -31,7 +31,8 @@ class StdioProvider:
     and its cancellation cross as the protocol says. An ask after
     :meth:`aclose` raises ``PROVIDER_DISPOSED``; a child that fails raises
     :class:`~dsh_user_interaction.extra.stdio.ChildFailed` from the asks pending
-    on it.
+    on it, and from every later ask at once: it is not restarted, since the
+    human may have seen half an ask (make a new provider to try again).
 
     *timeout* bounds the set-up calls (``new``, ``close``), never an ask: a
     human may take as long as they like. When an ask is cancelled (the

@@ -43,10 +43,12 @@ from dsh_user_interaction._abort import AbortSignal
 from ._child import Event, Link
 from ._values import Codec, WireError, as_list, as_object
 
-__all__ = ["PROTOCOL_VERSION", "ChildFailed", "Connection", "Reply", "Session"]
+__all__ = ["KEPT_PROBLEMS", "PROTOCOL_VERSION", "ChildFailed", "Connection", "Reply", "Session"]
 
 #: The protocol version this side speaks (harness.md).
 PROTOCOL_VERSION: Final = "1.1"
+#: How many protocol problems a connection keeps word for word; the rest are counted.
+KEPT_PROBLEMS: Final = 100
 #: Seconds ``hello`` may take (``HAR-TIME-1``).
 HELLO_TIMEOUT: Final = 10.0
 #: Restarts of a failed child allowed in one connection (``HAR-CRASH-1``).
@@ -148,8 +150,12 @@ class Connection:
         self._handles = itertools.count(1)
         self._sessions: list[Session] = []
         self.hello: dict[str, Any] = {}
-        #: Problems with the protocol itself (``HAR-LINE-2``, ``-V``), in order.
+        #: Problems with the protocol itself (``HAR-LINE-2``, ``-V``), in order: the
+        #: first :data:`KEPT_PROBLEMS` of them (``problem_count`` counts them all).
         self.protocol_errors: list[str] = []
+        #: How many protocol problems there were, kept or not.
+        self.problem_count = 0
+        self._problems_lock = threading.Lock()  # its own: noted from under other locks too
         self.restarts = 0
         #: The ids of the pings sent, until a reply, however late, arrives.
         self._ping_ids: set[str] = set()
@@ -243,7 +249,7 @@ class Connection:
         if self.validate is not None:
             complaint = self.validate("hello", hello)
             if complaint is not None:
-                self.protocol_errors.append(f"from the child, hello value: {complaint}")
+                self.note_problem(f"from the child, hello value: {complaint}")
         self.hello = hello
         return hello
 
@@ -299,18 +305,35 @@ class Connection:
         """Add a closed session's pings to the run's."""
         self._pings += session.pings
 
+    def note_problem(self, what: str) -> None:
+        """Record a protocol problem; past :data:`KEPT_PROBLEMS`, only count it.
+
+        A child can send stray lines without end (replies for no call, say):
+        what is kept stays bounded, and the count still says how many.
+        """
+        with self._problems_lock:
+            self.problem_count += 1
+            if len(self.protocol_errors) < KEPT_PROBLEMS:
+                self.protocol_errors.append(what)
+
     def problems(self) -> list[str]:
         """The protocol problems so far, a child that has answered no ping at all included.
 
         Late replies count as answers, so only a child that never answers is named.
+        Past :data:`KEPT_PROBLEMS`, a last line says how many more there were.
         """
         if self._pings and not self._ping_replies and not self._silent:
             self._silent = True
-            self.protocol_errors.append(
+            self.note_problem(
                 f"the child answered none of {self._pings} pings (HAR-PING-1, HAR-CALL-2), "
                 "so its event loop could not be judged"
             )
-        return list(self.protocol_errors)
+        with self._problems_lock:
+            found = list(self.protocol_errors)
+            more = self.problem_count - len(found)
+        if more:
+            found.append(f"... and {more} more protocol problems, counted but not kept")
+        return found
 
     def give_up(self, why: str) -> None:
         """The child stopped answering: stop it, so the next subject starts a fresh one."""
@@ -341,7 +364,12 @@ class Connection:
         else:
             call.event = threading.Event()
         with self._lock:
-            self._calls[call.id] = call
+            broken = self._broken
+            if broken is None:
+                self._calls[call.id] = call
+        if broken is not None:
+            # The child failed: no reply will come, so the call fails now (HAR-CRASH-1).
+            self._settle(call, ChildFailed(broken), math.nan)
         return call
 
     @staticmethod
@@ -388,9 +416,7 @@ class Connection:
             if self.validate is not None:
                 complaint = self.validate("to-child", message)
                 if complaint is not None:
-                    self.protocol_errors.append(
-                        f"to the child: {complaint}; message: {_shorten(text)}"
-                    )
+                    self.note_problem(f"to the child: {complaint}; message: {_shorten(text)}")
         self.link.send(b"".join(lines))
 
     def _why(self, what: str) -> str:
@@ -408,7 +434,7 @@ class Connection:
             self._route(event)
         except Exception as error:  # noqa: BLE001 - a message no rule foresaw is a bad line
             why = f"the child sent a message the suite cannot route ({type(error).__name__})"
-            self.protocol_errors.append(f"{why} (HAR-LINE-2): {_shorten(event.text)!r}")
+            self.note_problem(f"{why} (HAR-LINE-2): {_shorten(event.text)!r}")
             self._fail_all(f"{why}: {_shorten(event.text)!r}")
             self.link.kill()
 
@@ -425,7 +451,7 @@ class Connection:
             event = Event("bad-line", event.generation, text=event.text, detail=problem)
         if event.kind == "bad-line":  # HAR-LINE-2
             why = f"the child printed a line that is no protocol message ({event.detail})"
-            self.protocol_errors.append(f"{why} (HAR-LINE-2): {_shorten(event.text)!r}")
+            self.note_problem(f"{why} (HAR-LINE-2): {_shorten(event.text)!r}")
             self._fail_all(f"{why}: {_shorten(event.text)!r}")
             self.link.kill()
             return
@@ -461,28 +487,26 @@ class Connection:
         if self.validate is not None:
             complaint = self.validate("from-child", message)
             if complaint is not None:
-                self.protocol_errors.append(
-                    f"from the child: {complaint}; message: {_shorten(text)}"
-                )
+                self.note_problem(f"from the child: {complaint}; message: {_shorten(text)}")
         if kind in {"return", "throw", "cancelled"}:
             call_id = message.get("id")
             with self._lock:
                 call = self._calls.pop(call_id, None) if type(call_id) is str else None
                 abandoned = call_id in self._abandoned
+                if abandoned:
+                    self._abandoned.discard(str(call_id))  # its one late reply has come
                 if call_id in self._ping_ids:
                     self._ping_ids.discard(str(call_id))
                     self._ping_replies += 1
             if call is None:
                 if not abandoned:
-                    self.protocol_errors.append(
-                        f"a reply to no pending call (HAR-CALL-2): {_shorten(text)}"
-                    )
+                    self.note_problem(f"a reply to no pending call (HAR-CALL-2): {_shorten(text)}")
                 return
             call.answered = str(kind)
             self._settle(call, Reply(str(kind), message), received)
             return
         if owner is None:
-            self.protocol_errors.append(f"a message for no open subject: {_shorten(text)}")
+            self.note_problem(f"a message for no open subject: {_shorten(text)}")
             if kind == "call" and type(message.get("id")) is str:
                 refusal = {
                     "type": "throw",
@@ -941,7 +965,7 @@ class Session:
     # -- receiving -------------------------------------------------------
 
     def _protocol(self, what: str) -> None:
-        self.connection.protocol_errors.append(what)
+        self.connection.note_problem(what)
 
     def receive(self, message: dict[str, Any]) -> None:
         """On the loop: a call or notification from the child."""

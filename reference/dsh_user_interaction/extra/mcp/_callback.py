@@ -22,9 +22,11 @@ strict :class:`~dsh_user_interaction.UserInteractionService`:
 * a dismissal (``ASK_CANCELLED``) gives ``cancel``, a refusal
   (:class:`ElicitationCancelled` with ``action == "decline"``) ``decline``,
   and an abort or a disposal ``cancel``;
-* a schema the seam cannot ask (a URL-mode request, an unknown type, an
-  enum whose options cannot be told apart) is declined at once, with the
-  reason in the result's ``_meta`` under ``dsh-user-interaction/reason``.
+* a schema the seam cannot ask (a URL-mode request, an unknown type, a
+  malformed enum, an enum whose options cannot be told apart) is declined at
+  once, with the reason in the result's ``_meta`` under
+  ``dsh-user-interaction/reason``: whatever JSON a property schema holds,
+  reading it never raises.
 """
 
 from __future__ import annotations
@@ -121,18 +123,28 @@ def _choices(name: str, schema: Mapping[str, Any]) -> dict[str, str | bool]:
     """Map label to value for an enum schema (titled, untitled or legacy), or Unsupported."""
     values: list[str]
     titles: list[object]
-    if isinstance(schema.get("oneOf"), list) or isinstance(schema.get("anyOf"), list):
-        entries = cast("list[object]", schema["oneOf"] if "oneOf" in schema else schema["anyOf"])
+    if "oneOf" in schema or "anyOf" in schema:
+        # The shape is checked on the value that is read, oneOf first: a oneOf that is
+        # not a list is declined, never iterated nor passed over for the anyOf.
+        key = "oneOf" if "oneOf" in schema else "anyOf"
+        listed: object = schema[key]
+        if not isinstance(listed, list):
+            msg = f"property {name!r} has a {key} that is not a list of options"
+            raise Unsupported(msg)
         values, titles = [], []
-        for entry in entries:
+        for entry in cast("list[object]", listed):
             option = cast("dict[str, object]", entry) if isinstance(entry, dict) else {}
             if not isinstance(option.get("const"), str):
                 msg = f"property {name!r} has an option without a string const"
                 raise Unsupported(msg)
             values.append(cast("str", option["const"]))
             titles.append(option.get("title"))
-    elif isinstance(schema.get("enum"), list):
-        enum = cast("list[object]", schema["enum"])
+    elif "enum" in schema:
+        listed = schema["enum"]
+        if not isinstance(listed, list):
+            msg = f"property {name!r} has an enum that is not a list of options"
+            raise Unsupported(msg)
+        enum = cast("list[object]", listed)
         if not all(isinstance(v, str) for v in enum):
             msg = f"property {name!r} has an enum that is not all strings"
             raise Unsupported(msg)

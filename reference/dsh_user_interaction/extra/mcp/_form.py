@@ -25,6 +25,7 @@ the raw content kept on the error. It never becomes a wrong answer.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
@@ -207,8 +208,11 @@ def answer_of_content(
         message = f"an accepted form must have content, an object of fields; got {_shown(content)}"
         raise UserInteractionError(message, ErrorCode.BAD_ANSWER, answer=content)
     values = cast("Mapping[object, object]", content)
+    # Sets and counts built once keep reading linear in the size of the content:
+    # a client may pick thousands of options, and this runs on the event loop.
+    offered = {field.name for field in form.fields}
     for key in values:
-        if not isinstance(key, str) or form.field(key) is None:
+        if not isinstance(key, str) or key not in offered:
             message = f"the content has a field the form never offered: {_shown(key)}"
             raise UserInteractionError(message, ErrorCode.BAD_ANSWER, answer=values)
     questions = request["questions"]
@@ -235,13 +239,16 @@ def answer_of_content(
                 problem = f"expected a list of labels, got {_shown(value)}"
                 raise _bad(request, field, values, problem)
             picked = cast("list[object]", value)
+            options = set(labels)
+            # Only text can equal a label, so counting the text counts every repeat.
+            counts = Counter(label for label in picked if isinstance(label, str))
             for label in picked:
-                if not isinstance(label, str) or label not in labels:
+                if not isinstance(label, str) or label not in options:
                     problem = f"{_shown(label)} is not one of its options"
                     raise _bad(request, field, values, problem)
-                if picked.count(label) > 1:
+                if counts[label] > 1:
                     raise _bad(request, field, values, f"{_shown(label)} is picked twice")
-            selected[field.index] = [label for label in labels if label in picked]
+            selected[field.index] = [label for label in labels if label in counts]
     items: list[AskUserQuestionAnswerItem] = []
     for index, question in enumerate(questions):
         item: AskUserQuestionAnswerItem = {"id": question["id"], "selected": selected[index]}

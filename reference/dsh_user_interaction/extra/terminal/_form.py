@@ -26,6 +26,8 @@ from dsh_user_interaction import (
     is_blank,
 )
 
+from ._visible import exact
+
 __all__ = ["Field", "Form", "QuestionState"]
 
 
@@ -86,7 +88,8 @@ class QuestionState:
         intent = self.question.get("intent")
         return (
             intent is not None
-            and intent.get("kind") == "plan-review"
+            # Read as plain text: a str subclass's own __eq__ never runs.
+            and exact(intent.get("kind")) == "plan-review"
             and not self.multi
             and 0 < len(self.labels) <= 2
         )

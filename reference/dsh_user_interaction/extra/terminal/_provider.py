@@ -48,7 +48,7 @@ from dsh_user_interaction import (
 )
 
 from ._form import Form
-from ._view import STYLE, help_line, question_body, status_line
+from ._view import STYLE, agent_name, help_line, question_body, status_line
 
 __all__ = ["TerminalProvider"]
 
@@ -65,6 +65,8 @@ class _Batch:
     form: Form
     future: asyncio.Future[AskUserQuestionAnswer]
     removers: list[Callable[[], None]] = field(default_factory=list[Callable[[], None]])
+    #: Who is asking, as shown: read from the agent once, when the ask arrives.
+    asker: str | None = None
 
 
 def _choose(number: int) -> Callable[[Form], None]:
@@ -120,7 +122,9 @@ class TerminalProvider:
             raise UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED)
         self._numbers += 1
         future: asyncio.Future[AskUserQuestionAnswer] = asyncio.get_running_loop().create_future()
-        batch = _Batch(self._numbers, request, self._form_type(request), future)
+        # The agent is any object (REQ-AGENT-2): read once, defensively, never on a redraw.
+        asker = agent_name(request.get("agent"))
+        batch = _Batch(self._numbers, request, self._form_type(request), future, asker=asker)
         if signal is not None:
             batch.removers.append(
                 signal.add_listener(lambda _signal: self._settle(batch, ErrorCode.ASK_ABORTED))
@@ -244,9 +248,7 @@ class TerminalProvider:
 
         def body() -> StyleAndTextTuples:
             batch = self._shown
-            return (
-                [] if batch is None else question_body(batch.form.state, batch.request.get("agent"))
-            )
+            return [] if batch is None else question_body(batch.form.state, batch.asker)
 
         def keys() -> StyleAndTextTuples:
             batch = self._shown

@@ -1,10 +1,11 @@
 """What the screen shows for a batch: prompt_toolkit fragments, built from a form's state.
 
 Every piece of model text goes through :func:`._visible.segments`, so no
-character a model wrote reaches the terminal raw. The status line comes
-first and is plain ASCII, so a reader (a human or a driver) always finds
-which ask and which question is on screen: ``ask #3 | question 1/2 | 2
-unanswered``.
+character a model wrote reaches the terminal raw; it and the agent are read
+through :func:`._visible.exact` first, so no override of a str subclass runs.
+The status line comes first and is plain ASCII, so a reader (a human or a
+driver) always finds which ask and which question is on screen: ``ask #3 |
+question 1/2 | 2 unanswered``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from typing import Final
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
 
-from ._form import Form, QuestionState
-from ._visible import segments
+from dsh_user_interaction._violations import type_name
 
-__all__ = ["STYLE", "help_line", "question_body", "status_line"]
+from ._form import Form, QuestionState
+from ._visible import exact, segments
+
+__all__ = ["STYLE", "agent_name", "help_line", "question_body", "status_line"]
 
 #: The look of the screen; escapes are reversed so they stand out from literal text.
 STYLE: Final = Style.from_dict(
@@ -34,12 +37,15 @@ STYLE: Final = Style.from_dict(
 )
 
 _CURSOR: Final = ("[SetCursorPosition]", "")
+#: The longest agent name shown, in characters; a longer one is cut, as it is one line.
+NAME_LIMIT: Final = 80
 
 
-def _text(text: str, style: str = "", *, lines: bool = False) -> StyleAndTextTuples:
+def _text(text: object, style: str = "", *, lines: bool = False) -> StyleAndTextTuples:
+    """*text* as fragments; a value that is no str at all has no characters to show."""
     return [
         (f"{style} class:escape" if escaped else style, part)
-        for escaped, part in segments(text, lines=lines)
+        for escaped, part in segments(exact(text) or "", lines=lines)
     ]
 
 
@@ -54,31 +60,54 @@ def status_line(number: int, form: Form, waiting: int) -> StyleAndTextTuples:
     return [("class:status", text)]
 
 
-def _agent_name(agent: object) -> str | None:
-    """Who is asking, read defensively: the agent may be any object (``REQ-AGENT-2``)."""
+def agent_name(agent: object) -> str | None:
+    """Who is asking, as the screen shows it; ``None`` without an agent.
+
+    The agent may be any object (``REQ-AGENT-2``), so it is read defensively,
+    once per ask, and each step that raises or finds nothing falls to the next:
+    its ``name`` when that is a non-empty str, the agent itself when it is a
+    str, its ``str()``, and at last its type's name, which never fails. A str
+    subclass is read as its characters (:func:`._visible.exact`), so none of
+    its overrides runs; a name past :data:`NAME_LIMIT` characters is cut.
+    """
     if agent is None:
         return None
+    name = _name_attribute(agent) or exact(agent) or _str_of(agent) or type_name(agent)
+    return name if len(name) <= NAME_LIMIT else name[:NAME_LIMIT] + "..."
+
+
+def _name_attribute(agent: object) -> str | None:
     try:
         name = getattr(agent, "name", None)
-        return name if isinstance(name, str) and name else str(agent)
     except Exception:  # noqa: BLE001 - a hostile agent object must not break the screen
-        return type(agent).__name__
+        return None
+    return exact(name)
 
 
-def question_body(state: QuestionState, agent: object = None) -> StyleAndTextTuples:
-    """The question on screen: who asks, header, question, detail or plan, options, text field."""
+def _str_of(agent: object) -> str | None:
+    try:
+        text = str(agent)  # may be a str subclass, from a __str__ of the agent's
+    except Exception:  # noqa: BLE001 - a hostile agent object must not break the screen
+        return None
+    return exact(text)
+
+
+def question_body(state: QuestionState, asker: str | None = None) -> StyleAndTextTuples:
+    """The question on screen: who asks, header, question, detail or plan, options, text field.
+
+    *asker* is what :func:`agent_name` made of the request's agent.
+    """
     question = state.question
     out: StyleAndTextTuples = []
-    name = _agent_name(agent)
-    if name is not None:
-        out += [("", "asked by "), *_text(name), ("", "\n")]
-    header = question.get("header")
+    if asker is not None:
+        out += [("", "asked by "), *_text(asker), ("", "\n")]
+    header = exact(question.get("header"))
     if header:
         out += [*_text(header, "class:header"), ("", "\n")]
     elif state.plan_review:
         out += [("class:plan", "Plan review"), ("", "\n")]
     out += [*_text(question["question"], lines=True), ("", "\n")]
-    detail = question.get("detail")
+    detail = exact(question.get("detail"))
     if detail is not None and state.plan_review:
         out += [("class:plan", "--- plan ---\n"), *_text(detail, lines=True)]
         out += [("", "\n"), ("class:plan", "------------\n")]
@@ -97,7 +126,7 @@ def question_body(state: QuestionState, agent: object = None) -> StyleAndTextTup
             line.insert(0, _CURSOR)
         line += _text(label, "class:ticked" if index in state.ticked else "")
         out += [*line, ("", "\n")]
-        description = question.get("options", ())[index].get("description")
+        description = exact(question.get("options", ())[index].get("description"))
         if description:
             out += [("", "      "), *_text(description, "class:detail"), ("", "\n")]
     out += _field(state)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from typing import Final
+from typing import Final, cast
 
-__all__ = ["Segment", "segments", "visible"]
+__all__ = ["Segment", "exact", "segments", "visible"]
 
 #: One run of text: whether it is an escape standing for a hidden character, and its text.
 Segment = tuple[bool, str]
@@ -51,12 +51,32 @@ def _escape(char: str) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=256)
+def exact(value: object) -> str | None:
+    """*value*'s characters as an exact ``str`` when it is a str of any kind, else ``None``.
+
+    A str subclass is copied by ``str`` itself, so none of its overrides runs
+    (``__hash__``, ``__eq__``, ``__len__``, ``__iter__``, ``__str__``...); an
+    object that only claims to be a str, through its ``__class__``, is no str.
+    The screen reads model text and the agent through this before it tests,
+    compares or caches them.
+    """
+    if not issubclass(type(value), str):
+        return None
+    return str.__str__(cast("str", value))
+
+
 def segments(text: str, *, lines: bool = False) -> tuple[Segment, ...]:
     """Split *text* into plain runs and escapes; with *lines*, ``\\n`` stays a line break.
 
-    Cached: the screen redraws the same texts on every key.
+    Cached: the screen redraws the same texts on every key. The cache hashes
+    and compares the text, so a str subclass is first copied to a plain
+    ``str``: its own ``__hash__`` and ``__eq__`` never run.
     """
+    return _segments(str.__str__(text), lines=lines)
+
+
+@functools.lru_cache(maxsize=256)
+def _segments(text: str, *, lines: bool) -> tuple[Segment, ...]:
     if text.isprintable() and _INVISIBLE.isdisjoint(text):  # nothing hidden or controlling
         return ((False, text),) if text else ()
     out: list[Segment] = []

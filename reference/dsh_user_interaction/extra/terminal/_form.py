@@ -79,6 +79,8 @@ class QuestionState:
     editing: bool = False
     #: The answer item, once the question is answered.
     answer: AskUserQuestionAnswerItem | None = None
+    #: Whether that answer came from a skip (``s``), not from a choice or text.
+    skipped: bool = False
     #: A one-line hint for the human, shown until the next key.
     notice: str = ""
 
@@ -152,9 +154,10 @@ class Form:
         """Show the previous (-1) or next (+1) question, answered or not."""
         self.current = (self.current + delta) % len(self.questions)
 
-    def _answered(self, item: AskUserQuestionAnswerItem) -> None:
+    def _answered(self, item: AskUserQuestionAnswerItem, *, skipped: bool = False) -> None:
         state = self.state
         state.answer = item
+        state.skipped = skipped
         state.editing = False
         state.notice = ""
         for step in range(1, len(self.questions) + 1):
@@ -205,7 +208,7 @@ class Form:
 
     def skip(self) -> None:
         """Skip the question: nothing picked, nothing typed."""
-        self._answered(self.state.item([]))
+        self._answered(self.state.item([]), skipped=True)
 
     # -- the text field -------------------------------------------------------------
 

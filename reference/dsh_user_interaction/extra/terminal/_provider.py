@@ -244,7 +244,10 @@ class TerminalProvider:
             batch = self._shown
             if batch is None:
                 return []
-            return status_line(batch.number, batch.form, len(self._queue) - 1)
+            # The shown batch is always queued; PgUp reaches those before it, PgDn those after.
+            queue = self._queue
+            before = queue.index(batch) if batch in queue else 0
+            return status_line(batch.number, batch.form, before, max(0, len(queue) - 1 - before))
 
         def body() -> StyleAndTextTuples:
             batch = self._shown
@@ -252,7 +255,11 @@ class TerminalProvider:
 
         def keys() -> StyleAndTextTuples:
             batch = self._shown
-            return [] if batch is None else help_line(batch.form.state)
+            if batch is None:
+                return []
+            app = self._app
+            width = None if app is None else app.output.get_size().columns
+            return help_line(batch.form.state, width)
 
         editing = Condition(lambda: self._shown is not None and self._shown.form.state.editing)
         layout = Layout(

@@ -20,7 +20,7 @@ from dsh_user_interaction._violations import type_name
 from ._form import Form, QuestionState
 from ._visible import exact, segments
 
-__all__ = ["STYLE", "agent_name", "help_line", "question_body", "status_line"]
+__all__ = ["STYLE", "agent_name", "help_items", "help_line", "question_body", "status_line"]
 
 #: The look of the screen; escapes are reversed so they stand out from literal text.
 STYLE: Final = Style.from_dict(
@@ -49,14 +49,20 @@ def _text(text: object, style: str = "", *, lines: bool = False) -> StyleAndText
     ]
 
 
-def status_line(number: int, form: Form, waiting: int) -> StyleAndTextTuples:
-    """Which ask and question are shown, how many are unanswered, and how many asks wait."""
+def status_line(number: int, form: Form, before: int, after: int) -> StyleAndTextTuples:
+    """Which ask and question are shown, how many are unanswered, and how many asks wait.
+
+    *before* and *after* count the other pending asks before and after this
+    one in the queue; the hint names the key that reaches them: PgUp for
+    those before, PgDn for those after.
+    """
     text = (
         f"ask #{number} | question {form.current + 1}/{len(form.questions)}"
         f" | {form.unanswered} unanswered"
     )
-    if waiting:
-        text += f" | {waiting} more waiting (PgDn)"
+    if before or after:
+        keys = "/".join(key for key, count in (("PgUp", before), ("PgDn", after)) if count)
+        text += f" | {before + after} more waiting ({keys})"
     return [("class:status", text)]
 
 
@@ -114,7 +120,7 @@ def question_body(state: QuestionState, asker: str | None = None) -> StyleAndTex
     elif detail:
         out += [*_text(detail, "class:detail", lines=True), ("", "\n")]
     if state.answer is not None:
-        out += [("class:notice", "(answered; Enter or a pick changes it)\n")]
+        out += [("class:notice", _answered_notice(state) + "\n")]
     for index, label in enumerate(state.labels):
         here = index == state.cursor and not state.editing
         mark = "> " if here else "  "
@@ -146,14 +152,60 @@ def _field(state: QuestionState) -> StyleAndTextTuples:
     return [("", label), *_text(before), _CURSOR, *_text(after), ("", "\n")]
 
 
-def help_line(state: QuestionState) -> StyleAndTextTuples:
-    """The keys that work now."""
-    if state.editing:
-        return [("", "type or paste | Enter submit | Tab back to the options | Esc dismiss")]
+def _answered_notice(state: QuestionState) -> str:
+    """What a question answered before says, and the keys that answer it again."""
+    done = "skipped" if state.skipped else "answered"
     if state.multi:
-        keys = "Up/Down move | Space or 1-9 tick | Enter confirm | t type | s skip | "
+        keys = "Enter"
     elif state.labels:
-        keys = "Up/Down move | Enter or 1-9 choose | t type | s skip | "
+        keys = "Enter or 1-9"
     else:
-        keys = "t type | s skip | "
-    return [("", keys + "Left/Right question | Esc dismiss")]
+        keys = "t"
+    return f"({done}; {keys} changes it)"
+
+
+def help_items(state: QuestionState) -> list[str]:
+    """The keys that work now, one item per key."""
+    if state.editing:
+        leave = "Tab back to the options" if state.labels else "Tab leave the field"
+        return ["type or paste", "Enter submit", leave, "Esc dismiss"]
+    if state.multi:
+        keys = ["Up/Down move", "Space or 1-9 tick", "Enter confirm", "t type", "s skip"]
+    elif state.labels:
+        keys = ["Up/Down move", "Enter or 1-9 choose", "t type", "s skip"]
+    else:
+        keys = ["t type", "s skip"]
+    return [*keys, "Left/Right question", "Esc dismiss"]
+
+
+def help_line(state: QuestionState, width: int | None = None) -> StyleAndTextTuples:
+    """The keys that work now, broken into lines of at most *width* characters.
+
+    Lines break between items, so no item is split; an item wider than the
+    screen breaks between its words. Without *width*, it is one line.
+    """
+    return [("", "\n".join(_wrap(help_items(state), width)))]
+
+
+def _wrap(items: list[str], width: int | None) -> list[str]:
+    """*items* joined by `` | ``, in lines no wider than *width*, broken only at spaces."""
+    lines: list[str] = []
+    for item in items:
+        if lines and (width is None or len(lines[-1]) + 3 + len(item) <= width):
+            lines[-1] += " | " + item
+        elif width is None or len(item) <= width:
+            lines.append(item)
+        else:
+            lines += _wrap_words(item.split(" "), width)
+    return lines
+
+
+def _wrap_words(words: list[str], width: int) -> list[str]:
+    """*words* joined by spaces, in lines no wider than *width* unless one word is wider."""
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines

@@ -174,15 +174,23 @@ def test_a_batch_is_one_form_with_generated_names_titled_enums_and_no_required_f
         ("q1", 0, "choice"), ("q1_other", 0, "other"), ("q2", 1, "choices"),
         ("q2_other", 1, "other"), ("q3", 2, "text"),
     ]  # fmt: skip
-    assert form.message == (
-        "1. Choose Mode: Which mode?\n\nIt decides the speed.\n\n2. Which targets?\n\n3. Branch name?"
+    # The questions are in the titles only; the message leads in, with each detail.
+    assert (
+        form.message
+        == "Please answer the 3 questions below.\n\n1. Choose Mode\nIt decides the speed."
     )
     assert "q1_other" not in form_of(_BATCH, custom_text=False).schema["properties"]
 
 
 def test_a_single_question_message_reads_header_question_detail() -> None:
-    """One question: the header, the question and the detail, each on its own, unnumbered."""
-    assert form_of(_MODE).message == "Choose Mode\nWhich mode?\n\nIt decides the speed."
+    """One question: a lead line, then its header and detail, unnumbered; the question is the title's.
+
+    A client that shows the message and the field's title shows the question once.
+    """
+    form = form_of(_MODE)
+    assert form.message == "Please answer the question below.\n\nChoose Mode\nIt decides the speed."
+    assert "Which mode?" not in form.message
+    assert "Which mode?" in json.dumps(form.schema)
 
 
 @given(ids=st.lists(hostile_text(min_size=1), min_size=1, max_size=4, unique=True))

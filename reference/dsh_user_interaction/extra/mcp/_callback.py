@@ -21,7 +21,12 @@ strict :class:`~dsh_user_interaction.UserInteractionService`:
   and then declined with the reason;
 * a dismissal (``ASK_CANCELLED``) gives ``cancel``, a refusal
   (:class:`ElicitationCancelled` with ``action == "decline"``) ``decline``,
-  and an abort or a disposal ``cancel``;
+  and an abort or a disposal ``cancel``; any other
+  :class:`~dsh_user_interaction.UserInteractionError` (an answer that breaks
+  the seam's answer rules, ``BAD_ANSWER``, say) gives ``decline`` with its
+  code and message as the reason, never a JSON-RPC error;
+* a required property's ``detail`` says that a skip is asked again, since
+  every UI of the seam offers a skip;
 * a schema the seam cannot ask (a URL-mode request, an unknown type, a
   malformed enum, an enum whose options cannot be told apart) is declined at
   once, with the reason in the result's ``_meta`` under
@@ -59,6 +64,11 @@ __all__ = ["ElicitationCallback", "Unsupported", "elicitation_callback"]
 YES: Final = "Yes"
 NO: Final = "No"
 
+#: The note on a required property: a skip is still offered, so say what it does.
+REQUIRED: Final = "Required. A skip does not answer it: the question is asked again."
+#: The note on a property that may be left out.
+OPTIONAL: Final = "Optional: you may skip it."
+
 #: The callback the SDK's ``ClientSession`` (and ``Client``) takes as ``elicitation_callback``.
 ElicitationCallback = ElicitationFnT
 
@@ -94,7 +104,8 @@ class _Property:
         if isinstance(description, str) and description:
             lines.append(description)
         lines.extend(_constraints(self.kind, self.schema))
-        lines.append("Required." if self.required else "Optional: you may skip it.")
+        # Every UI of the seam offers a skip; say what it does here, never that it cannot be.
+        lines.append(REQUIRED if self.required else OPTIONAL)
         return lines
 
 
@@ -363,7 +374,9 @@ def elicitation_callback(
                     ErrorCode.PROVIDER_DISPOSED,
                 ):
                     return types.ElicitResult(action="cancel")
-                raise
+                # An answer that breaks the seam's rules (BAD_ANSWER), or a provider that
+                # cannot ask: the server gets a decline with the reason, not a JSON-RPC error.
+                return _declined(f"the provider failed to answer ({error.code}): {error}")
             if not props:
                 return types.ElicitResult(action="accept", content={})
             content, problems = _content(props, answer)

@@ -64,13 +64,30 @@ class ElicitationCancelled(UserInteractionError):
         return error
 
 
-class ElicitationUnsupported(RuntimeError):
-    """The MCP client cannot be asked: it did not declare form elicitation, or has no back-channel.
+class ElicitationUnsupported(UserInteractionError, RuntimeError):
+    """``NO_PROVIDER``: the MCP client cannot be asked (no form elicitation, or no back-channel).
 
     Raised by :meth:`~dsh_user_interaction.extra.mcp.McpElicitationProvider.ask`
     at once, before any request is sent, so the tool call fails fast instead
-    of waiting for a human who will never see the question. Not a
-    :class:`~dsh_user_interaction.UserInteractionError`: it is a setup problem
-    of the connection, like a terminal that cannot be opened, and the
+    of waiting for a human who will never see the question. It is a
+    :class:`~dsh_user_interaction.UserInteractionError` with the code
+    ``NO_PROVIDER`` (nobody is there to ask, as when no provider is
+    registered), so ``except UserInteractionError`` catches it; it is still a
+    ``RuntimeError``, as it was before. The message says why, and the
     model-facing tool reports it as ``Error: <message>``.
+
+    >>> import pickle
+    >>> error = pickle.loads(pickle.dumps(ElicitationUnsupported("no elicitation")))
+    >>> error.code, str(error), isinstance(error, RuntimeError)
+    (<ErrorCode.NO_PROVIDER: 'NO_PROVIDER'>, 'no elicitation', True)
     """
+
+    def __init__(
+        self,
+        message: str,
+        code: ErrorCode | str = ErrorCode.NO_PROVIDER,
+        *,
+        answer: object | None = None,
+        violations: Sequence[Violation] = (),
+    ) -> None:
+        super().__init__(message, code, answer=answer, violations=violations)

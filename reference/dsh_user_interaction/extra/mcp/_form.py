@@ -11,9 +11,11 @@ handshake):
 * a multi-select question is an array whose items are a titled enum
   (``items.anyOf``);
 * a question without options is a plain string;
-* option descriptions go into the field's ``description``; the header, the
-  question and ``detail`` go into the message, and the header and question
-  into the field's ``title``;
+* option descriptions go into the field's ``description``; the header and
+  the question go into the field's ``title`` only, so a client that shows
+  both the message and the titles never repeats a question. The message is a
+  short lead line (``Please answer the question below.``), then each
+  question's ``detail`` under its number and header, when it has one;
 * no field is required: a field left out (or ``null``, or blank text) is a
   skipped question, ``{id, selected: []}``.
 
@@ -65,7 +67,8 @@ class FormField:
 class Form:
     """One elicitation form for a whole batch: the message, the schema, and the field map."""
 
-    #: The text shown above the form, with every question, its header and its detail.
+    #: The text shown above the form, a lead line and each question's detail under its
+    #: number and header; the questions themselves are in the field titles only.
     message: str
     #: The ``requestedSchema``: a flat object of primitive properties, none required.
     schema: dict[str, Any]
@@ -95,19 +98,24 @@ def _option_notes(question: AskUserQuestionItem) -> str | None:
     return "\n".join(lines) if lines else None
 
 
-def _section(question: AskUserQuestionItem, number: int | None) -> str:
-    lines: list[str] = []
-    header = question.get("header")
-    if number is None:
-        if header:
-            lines.append(header)
-        lines.append(question["question"])
-    else:
-        lines.append(f"{number}. {_title(question)}")
+def _lead(count: int) -> str:
+    return (
+        "Please answer the question below."
+        if count == 1
+        else f"Please answer the {count} questions below."
+    )
+
+
+def _section(question: AskUserQuestionItem, number: int | None) -> str | None:
+    """The detail of *question* for the message, under its number and header; ``None`` without."""
     detail = question.get("detail")
-    if detail:
-        lines.extend(("", detail))
-    return "\n".join(lines)
+    if not detail:
+        return None
+    header = question.get("header")
+    label = f"{number}. {header}" if number is not None and header else header
+    if label is None and number is not None:
+        label = f"{number}."
+    return f"{label}\n{detail}" if label else detail
 
 
 def _choices(labels: Sequence[str]) -> list[dict[str, str]]:
@@ -138,7 +146,9 @@ def form_of(request: AskUserQuestionRequest[Any], *, custom_text: bool = True) -
         number = index + 1
         name = f"q{number}"
         title = _title(question) if single else f"{number}. {_title(question)}"
-        sections.append(_section(question, None if single else number))
+        section = _section(question, None if single else number)
+        if section is not None:
+            sections.append(section)
         labels = _labels(question)
         prop: dict[str, Any]
         if not labels:
@@ -167,7 +177,7 @@ def form_of(request: AskUserQuestionRequest[Any], *, custom_text: bool = True) -
                 "description": f"Type an answer of your own, {instead}.",
             }
             fields.append(FormField(other, index, "other"))
-    message = "\n\n".join(sections)
+    message = "\n\n".join((_lead(len(questions)), *sections))
     return Form(message, {"type": "object", "properties": properties}, tuple(fields))
 
 

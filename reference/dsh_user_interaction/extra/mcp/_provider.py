@@ -190,14 +190,15 @@ class McpElicitationProvider:
         if not _supports_form(call.session):
             msg = (
                 "the MCP client did not declare form elicitation in its capabilities, "
-                "so it cannot ask the user"
+                "so the user cannot be asked through it; asking again will not help"
             )
             raise ElicitationUnsupported(msg)
         if not call.session.can_send_request:
             msg = (
                 "this MCP connection (protocol revision "
                 f"{call.session.protocol_version}) has no back-channel for requests to the "
-                "client; elicitation needs a connection made with the initialize handshake"
+                "client, so the user cannot be asked through it; elicitation needs a "
+                "connection made with the initialize handshake"
             )
             raise ElicitationUnsupported(msg)
         return call
@@ -208,7 +209,7 @@ class McpElicitationProvider:
         Raises ``ASK_ABORTED`` when the signal aborts (or had aborted),
         ``ASK_CANCELLED`` (:class:`ElicitationCancelled`) when the user
         declines or cancels, ``BAD_ANSWER`` for malformed content, and
-        :class:`ElicitationUnsupported` when the client cannot be asked. An
+        :class:`ElicitationUnsupported` (``NO_PROVIDER``) when the client cannot be asked. An
         error response from the client (an ``MCPError``) propagates as it is.
         """
         signal = request.get("signal")

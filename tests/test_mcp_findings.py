@@ -1,0 +1,256 @@
+"""The MCP bridge against what a new user's client and provider actually do.
+
+Each test pins one behaviour a user ran into: ``null`` for an optional field,
+the error of a client that cannot be asked, a question shown once, a
+provider's bad answer declined at the client, and a required field's note.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.client.session import ClientRequestContext
+
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ErrorCode,
+    ScriptedProvider,
+    UserInteractionError,
+    UserInteractionService,
+)
+from dsh_user_interaction.extra.mcp import (
+    REASON_META_KEY,
+    ElicitationUnsupported,
+    McpElicitationProvider,
+    answer_of_content,
+    elicitation_callback,
+    form_of,
+    tool_call,
+)
+from dsh_user_interaction.extra.mcp.testing import Connection
+
+LIMIT = 20.0
+
+_BATCH: AskUserQuestionRequest = {
+    "questions": [
+        {
+            "id": "mode",
+            "question": "Which mode?",
+            "header": "Choose Mode",
+            "detail": "It decides the speed.",
+            "options": [{"label": "Fast"}, {"label": "Safe"}],
+        },
+        {
+            "id": "targets",
+            "question": "Which targets?",
+            "multiSelect": True,
+            "options": [{"label": "tests"}, {"label": "docs"}],
+        },
+        {"id": "branch", "question": "Branch name?"},
+    ]
+}
+
+
+def run(test: Callable[[], Awaitable[Any]]) -> Any:
+    return asyncio.run(asyncio.wait_for(test(), LIMIT))
+
+
+# -- 1. null for an optional field ---------------------------------------------------
+
+
+def test_null_for_every_optional_field_reads_as_absent() -> None:
+    """Content with null in each field, as fastmcp's client sends for unset ones, is a skip."""
+    form = form_of(_BATCH)
+    content = {"q1": "Safe", "q1_other": None, "q2": None, "q2_other": None, "q3": None}
+    assert answer_of_content(_BATCH, form, content) == {
+        "answers": [
+            {"id": "mode", "selected": ["Safe"]},
+            {"id": "targets", "selected": []},
+            {"id": "branch", "selected": []},
+        ]
+    }
+
+
+def test_null_for_an_unset_custom_text_field_survives_the_wire() -> None:
+    """A real client answering {q1: label, q1_other: null} over JSON-RPC gives the label."""
+
+    async def answer(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        content: dict[str, str | int | float | bool | list[str] | None] = {
+            "q1": "Fast",
+            "q1_other": None,
+            "q2": ["docs"],
+            "q2_other": None,
+            "q3": None,
+        }
+        return types.ElicitResult(action="accept", content=content)
+
+    async def main() -> AskUserQuestionAnswer:
+        connection = Connection(answer)
+        context = await connection.open()
+        try:
+            return await McpElicitationProvider(context).ask(_BATCH)
+        finally:
+            await connection.aclose()
+
+    assert run(main) == {
+        "answers": [
+            {"id": "mode", "selected": ["Fast"]},
+            {"id": "targets", "selected": ["docs"]},
+            {"id": "branch", "selected": []},
+        ]
+    }
+
+
+# -- 2. a client that cannot be asked ------------------------------------------------
+
+
+def test_a_client_that_cannot_be_asked_is_a_user_interaction_error_with_no_provider() -> None:
+    """An `except UserInteractionError` catches ElicitationUnsupported; its code is NO_PROVIDER."""
+
+    async def main() -> UserInteractionError:
+        connection = Connection(None)
+        context = await connection.open()
+        try:
+            await McpElicitationProvider(context).ask(_BATCH)
+        except UserInteractionError as error:
+            return error
+        finally:
+            await connection.aclose()
+        raise AssertionError("the ask did not fail")
+
+    error = run(main)
+    assert isinstance(error, ElicitationUnsupported)
+    assert isinstance(error, RuntimeError)
+    assert error.code is ErrorCode.NO_PROVIDER
+    assert "the user cannot be asked through it" in str(error)
+
+
+def test_the_tool_tells_the_model_the_user_cannot_be_asked_and_not_to_retry() -> None:
+    """ask_user_question to a client without elicitation: one error line saying retrying won't help."""
+    from dsh_user_interaction.tool import ask_user_question
+
+    async def main() -> tuple[bool, str]:
+        service = UserInteractionService()
+        service.register_provider(McpElicitationProvider())
+        connection = Connection(None)
+        context = await connection.open()
+        try:
+            with tool_call(context):
+                result = await ask_user_question(
+                    service, {"questions": [{"id": "q", "question": "?"}]}
+                )
+        finally:
+            await connection.aclose()
+        return result.is_error, result.text
+
+    is_error, text = run(main)
+    assert is_error
+    assert text == (
+        "Error: the MCP client did not declare form elicitation in its capabilities, "
+        "so the user cannot be asked through it; asking again will not help"
+    )
+
+
+# -- 3. each question shown once -----------------------------------------------------
+
+
+def test_each_question_is_in_its_field_title_only_not_in_the_message() -> None:
+    """The message is a lead line and the details under their headers; the questions are titles."""
+    form = form_of(_BATCH)
+    titles = [prop["title"] for prop in form.schema["properties"].values()]
+    assert titles[0] == "1. Choose Mode: Which mode?"
+    assert form.message == (
+        "Please answer the 3 questions below.\n\n1. Choose Mode\nIt decides the speed."
+    )
+    for question in _BATCH["questions"]:
+        assert question["question"] not in form.message
+    single: AskUserQuestionRequest = {"questions": [_BATCH["questions"][0]]}
+    assert form_of(single).message == (
+        "Please answer the question below.\n\nChoose Mode\nIt decides the speed."
+    )
+    assert form_of(single).schema["properties"]["q1"]["title"] == "Choose Mode: Which mode?"
+
+
+def test_the_sent_request_carries_the_question_once() -> None:
+    """Over a real connection, the elicitation's message does not repeat the field's title."""
+    sent: list[types.ElicitRequestParams] = []
+
+    async def answer(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        sent.append(params)
+        return types.ElicitResult(action="accept", content={})
+
+    async def main() -> None:
+        connection = Connection(answer)
+        context = await connection.open()
+        try:
+            await McpElicitationProvider(context).ask(
+                {"questions": [{"id": "b", "question": "Branch?"}]}
+            )
+        finally:
+            await connection.aclose()
+
+    run(main)
+    [params] = sent
+    assert isinstance(params, types.ElicitRequestFormParams)
+    assert params.message == "Please answer the question below."
+    assert params.requested_schema["properties"]["q1"]["title"] == "Branch?"
+
+
+# -- 4. and 5. the client side ------------------------------------------------------
+
+
+async def _elicit(provider: ScriptedProvider, schema: dict[str, Any]) -> types.ElicitResult:
+    """Send one form from the server to a client answering through *provider*."""
+    connection = Connection(elicitation_callback(provider))
+    context = await connection.open()
+    try:
+        return await context.session.elicit_form("Set it up.", schema, context.request_id)
+    finally:
+        await connection.aclose()
+
+
+_COLOUR: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "color": {"type": "string", "oneOf": [{"const": "r", "title": "Red"}]},
+    },
+    "required": ["color"],
+}
+
+
+def test_a_provider_answer_that_breaks_the_answer_rules_is_declined_with_the_reason() -> None:
+    """A label that is no option is BAD_ANSWER at the client: decline, the reason in _meta."""
+
+    def respond(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        return {"answers": [{"id": "color", "selected": ["Purple"]}]}
+
+    provider = ScriptedProvider(respond=respond)
+    result = run(lambda: _elicit(provider, _COLOUR))
+    assert result.action == "decline"
+    assert result.content is None
+    assert result.meta is not None
+    reason = result.meta[REASON_META_KEY]
+    assert reason.startswith("the provider failed to answer (BAD_ANSWER): ")
+    assert "Purple" in reason
+
+
+def test_a_required_fields_note_says_what_the_offered_skip_does() -> None:
+    """Every UI offers a skip, so a required field's detail says a skip is asked again."""
+    asked: list[AskUserQuestionRequest] = []
+
+    def respond(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        asked.append(request)
+        return {"answers": [{"id": "color", "selected": ["Red"]}]}
+
+    result = run(lambda: _elicit(ScriptedProvider(respond=respond), _COLOUR))
+    assert (result.action, result.content) == ("accept", {"color": "r"})
+    detail = asked[0]["questions"][0].get("detail", "")
+    assert detail.endswith("Required. A skip does not answer it: the question is asked again.")

@@ -254,3 +254,40 @@ def test_a_required_fields_note_says_what_the_offered_skip_does() -> None:
     assert (result.action, result.content) == ("accept", {"color": "r"})
     detail = asked[0]["questions"][0].get("detail", "")
     assert detail.endswith("Required. A skip does not answer it: the question is asked again.")
+
+
+def test_a_retry_asks_only_the_fields_that_did_not_validate() -> None:
+    """After an answer the form refuses, only the refused field is asked again.
+
+    The field answered well keeps its first answer, and the content comes in
+    the schema's order.
+    """
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "n": {"type": "integer", "maximum": 3, "title": "N"},
+            "color": {"type": "string", "oneOf": [{"const": "r", "title": "Red"}]},
+        },
+    }
+    asked: list[AskUserQuestionRequest] = []
+    answers: list[AskUserQuestionAnswer] = [
+        {
+            "answers": [
+                {"id": "name", "selected": [], "custom": "Ada"},
+                {"id": "n", "selected": [], "custom": "12"},
+                {"id": "color", "selected": ["Red"]},
+            ]
+        },
+        {"answers": [{"id": "n", "selected": [], "custom": "2"}]},
+    ]
+
+    def respond(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        asked.append(request)
+        return answers[len(asked) - 1]
+
+    result = run(lambda: _elicit(ScriptedProvider(respond=respond), schema))
+    assert (result.action, result.content) == ("accept", {"name": "Ada", "n": 2, "color": "r"})
+    assert list(result.content or {}) == ["name", "n", "color"]
+    assert [q["id"] for q in asked[1]["questions"]] == ["n"]
+    assert asked[1]["questions"][0].get("detail", "").startswith("Please answer again: at most 3")

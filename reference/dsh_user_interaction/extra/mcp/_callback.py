@@ -338,7 +338,8 @@ def elicitation_callback(
     ``mcp.Client``. Each form-mode request becomes one ``ask()`` of
     *provider* (the terminal provider, the scripted one, anyone's); an answer
     that does not validate against the requested schema is asked again, with
-    the problem shown, at most *attempts* times in all.
+    the problem shown, at most *attempts* times in all. A retry asks only the
+    fields that did not validate; the others keep their first answer.
     """
     if attempts < 1:
         msg = f"attempts must be at least 1, got {attempts!r}"
@@ -355,8 +356,12 @@ def elicitation_callback(
             return _declined(str(unsupported))
         message = params.message
         problems: dict[str, str] = {}
+        # A retry asks only the fields that did not validate: what the human already
+        # answered well is kept, never asked again.
+        kept: dict[str, str | int | float | bool | list[str] | None] = {}
+        asking = props
         for _ in range(attempts):
-            request = _request(message, props, problems)
+            request = _request(message, asking, problems)
             try:
                 answer = await service.ask(request)
             except ElicitationCancelled as ended:
@@ -379,9 +384,12 @@ def elicitation_callback(
                 return _declined(f"the provider failed to answer ({error.code}): {error}")
             if not props:
                 return types.ElicitResult(action="accept", content={})
-            content, problems = _content(props, answer)
+            content, problems = _content(asking, answer)
+            kept.update(content)
             if not problems:
-                return types.ElicitResult(action="accept", content=content)
+                ordered = {prop.name: kept[prop.name] for prop in props if prop.name in kept}
+                return types.ElicitResult(action="accept", content=ordered)
+            asking = [prop for prop in asking if prop.name in problems]
         said = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
         return _declined(f"the answer did not meet the form after {attempts} attempts ({said})")
 

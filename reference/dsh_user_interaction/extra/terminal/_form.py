@@ -83,6 +83,10 @@ class QuestionState:
     skipped: bool = False
     #: A one-line hint for the human, shown until the next key.
     notice: str = ""
+    #: The first row of the detail (or plan) on screen, when it does not fit whole.
+    detail_top: int = 0
+    #: Whether the human is reading the detail: Ctrl-F or Ctrl-B was the last key.
+    reading: bool = False
 
     @property
     def plan_review(self) -> bool:

@@ -36,7 +36,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import Dimension, HSplit, Layout, Window
+from prompt_toolkit.layout import Dimension, HSplit, Layout, ScrollOffsets, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import Output
 
@@ -47,8 +47,9 @@ from dsh_user_interaction import (
     UserInteractionError,
 )
 
-from ._form import Form
-from ._view import STYLE, agent_name, help_line, question_body, status_line
+from ._form import Form, QuestionState
+from ._layout import Shares, rows, share
+from ._view import STYLE, agent_name, help_line, question_parts, status_line
 
 __all__ = ["TerminalProvider"]
 
@@ -67,6 +68,71 @@ class _Batch:
     removers: list[Callable[[], None]] = field(default_factory=list[Callable[[], None]])
     #: Who is asking, as shown: read from the agent once, when the ask arrives.
     asker: str | None = None
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """One screen of the shown batch: each area's fragments and rows, at one size."""
+
+    status: StyleAndTextTuples
+    above: StyleAndTextTuples
+    question: StyleAndTextTuples
+    detail: StyleAndTextTuples
+    options: StyleAndTextTuples
+    help: StyleAndTextTuples
+    #: The rows of the status and help lines.
+    status_rows: int
+    help_rows: int
+    shares: Shares
+    #: How many rows the whole detail (or plan) takes.
+    detail_rows: int
+
+
+def _joined(lines: list[StyleAndTextTuples]) -> StyleAndTextTuples:
+    """Screen rows as fragments, one line each."""
+    out: StyleAndTextTuples = []
+    for index, line in enumerate(lines):
+        if index:
+            out.append(("", "\n"))
+        out += line
+    return out
+
+
+def _frame(
+    state: QuestionState, asker: str | None, status: StyleAndTextTuples, width: int, height: int
+) -> _Frame:
+    """The screen of *state* at *width* by *height* cells: see :mod:`._layout`."""
+    above, asked, detail, rest = question_parts(state, asker)
+    above_rows, asked_rows = rows(above, width), rows(asked, width)
+    detail_rows = rows(detail, width)
+    rest_rows = len(rows(rest, width))
+    status_rows = min(height, len(rows(status, width)))
+    for cut in (False, True):
+        keys = help_line(state, width, detail=cut)
+        help_rows = min(height - status_rows, len(rows(keys, width)))
+        shares = share(
+            height - status_rows - help_rows,
+            len(above_rows),
+            len(asked_rows),
+            len(detail_rows),
+            rest_rows,
+            reading=state.reading,
+        )
+        if shares.detail >= len(detail_rows):
+            break
+    top = max(0, min(state.detail_top, len(detail_rows) - shares.detail))
+    return _Frame(
+        status=status,
+        above=_joined(above_rows[len(above_rows) - shares.above :] if shares.above else []),
+        question=_joined(asked_rows[: shares.question]),
+        detail=_joined(detail_rows[top : top + shares.detail]),
+        options=rest,
+        help=keys,
+        status_rows=status_rows,
+        help_rows=help_rows,
+        shares=shares,
+        detail_rows=len(detail_rows),
+    )
 
 
 def _choose(number: int) -> Callable[[Form], None]:
@@ -102,6 +168,8 @@ class TerminalProvider:
         self._disposed = False
         self._app: Application[None] | None = None
         self._runner: asyncio.Task[None] | None = None
+        #: The last screen computed, and what it was computed for.
+        self._frame_cache: tuple[object, _Frame] | None = None
 
     # -- the provider protocol ----------------------------------------------------
 
@@ -239,41 +307,71 @@ class TerminalProvider:
             finally:
                 self._app = None
 
+    def _frame(self) -> _Frame | None:
+        """The shown batch's screen, computed once per render (and kept for the keys)."""
+        batch = self._shown
+        app = self._app
+        if batch is None or app is None:
+            return None
+        size = app.output.get_size()
+        form = batch.form
+        key = (app.render_counter, size, id(batch), form.current)
+        if self._frame_cache is not None and self._frame_cache[0] == key:
+            return self._frame_cache[1]
+        # The shown batch is always queued; PgUp reaches those before it, PgDn those after.
+        queue = self._queue
+        before = queue.index(batch) if batch in queue else 0
+        status = status_line(batch.number, form, before, max(0, len(queue) - 1 - before))
+        frame = _frame(form.state, batch.asker, status, size.columns, size.rows)
+        self._frame_cache = (key, frame)
+        return frame
+
+    def _area(
+        self, fragments: Callable[[_Frame], StyleAndTextTuples], rows: Callable[[_Frame], int]
+    ) -> tuple[Callable[[], StyleAndTextTuples], Callable[[], Dimension]]:
+        """The content and height of one area of the screen, read from the current frame."""
+
+        def content() -> StyleAndTextTuples:
+            frame = self._frame()
+            return [] if frame is None else fragments(frame)
+
+        def height() -> Dimension:
+            frame = self._frame()
+            return Dimension.exact(0 if frame is None else rows(frame))
+
+        return content, height
+
     def _application(self) -> Application[None]:
-        def status() -> StyleAndTextTuples:
-            batch = self._shown
-            if batch is None:
-                return []
-            # The shown batch is always queued; PgUp reaches those before it, PgDn those after.
-            queue = self._queue
-            before = queue.index(batch) if batch in queue else 0
-            return status_line(batch.number, batch.form, before, max(0, len(queue) - 1 - before))
-
-        def body() -> StyleAndTextTuples:
-            batch = self._shown
-            return [] if batch is None else question_body(batch.form.state, batch.asker)
-
-        def keys() -> StyleAndTextTuples:
-            batch = self._shown
-            if batch is None:
-                return []
-            app = self._app
-            width = None if app is None else app.output.get_size().columns
-            return help_line(batch.form.state, width)
-
         editing = Condition(lambda: self._shown is not None and self._shown.form.state.editing)
+
+        def area(
+            fragments: Callable[[_Frame], StyleAndTextTuples],
+            rows: Callable[[_Frame], int],
+            *,
+            wrap_lines: bool = False,
+        ) -> Window:
+            content, height = self._area(fragments, rows)
+            return Window(FormattedTextControl(content), height=height, wrap_lines=wrap_lines)
+
+        options_content, options_height = self._area(
+            lambda f: f.options, lambda f: f.shares.options
+        )
         layout = Layout(
             HSplit(
                 [
-                    Window(FormattedTextControl(status), wrap_lines=True, dont_extend_height=True),
+                    area(lambda f: f.status, lambda f: f.status_rows, wrap_lines=True),
+                    area(lambda f: f.above, lambda f: f.shares.above),
+                    area(lambda f: f.question, lambda f: f.shares.question),
+                    area(lambda f: f.detail, lambda f: f.shares.detail),
                     Window(
-                        FormattedTextControl(body),
+                        FormattedTextControl(options_content),
                         wrap_lines=True,
-                        # The rest of the screen, without measuring a long body first.
-                        height=Dimension(min=1, preferred=1, weight=1),
+                        height=options_height,
+                        # A row of context around the highlight: the option above, its description.
+                        scroll_offsets=ScrollOffsets(top=1, bottom=1),
                         always_hide_cursor=~editing,
                     ),
-                    Window(FormattedTextControl(keys), wrap_lines=True, dont_extend_height=True),
+                    area(lambda f: f.help, lambda f: f.help_rows, wrap_lines=True),
                 ]
             )
         )
@@ -309,6 +407,7 @@ class TerminalProvider:
                     if batch is None:
                         return
                     batch.form.state.notice = ""
+                    batch.form.state.reading = False
                     action(batch.form)
                     if batch.form.complete:
                         self._accept(batch)
@@ -329,6 +428,14 @@ class TerminalProvider:
             batch = self._shown
             if batch is not None:
                 self._settle(batch, self._dismissal)
+
+        @bindings.add("c-f")
+        def _detail_down(event: KeyPressEvent) -> None:
+            self._scroll_detail(1)
+
+        @bindings.add("c-b")
+        def _detail_up(event: KeyPressEvent) -> None:
+            self._scroll_detail(-1)
 
         @bindings.add("pagedown")
         def _next_ask(event: KeyPressEvent) -> None:
@@ -372,6 +479,7 @@ class TerminalProvider:
             if isinstance(key, Keys) and key is not Keys.BracketedPaste:
                 return  # an unbound control or function key, not text
             batch.form.state.notice = ""
+            batch.form.state.reading = False
             self._insert(batch.form, event.data)
 
         return bindings
@@ -379,6 +487,28 @@ class TerminalProvider:
     def _insert(self, form: Form, text: str) -> None:
         """Typed or pasted *text* goes into the field, exactly as it arrived."""
         form.state.text.insert(text)
+
+    def _scroll_detail(self, delta: int) -> None:
+        """Ctrl-F (+1) or Ctrl-B (-1): page the detail down or up, by its area's height less one.
+
+        When the detail has no room on screen, the first press gives it room
+        (ahead of the options, until another key) and shows its start.
+        """
+        batch = self._shown
+        frame = self._frame_cache[1] if self._frame_cache is not None else None
+        if batch is None or frame is None or frame.shares.detail >= frame.detail_rows:
+            return
+        state = batch.form.state
+        state.notice = ""
+        if frame.shares.detail == 0:
+            state.reading, state.detail_top = True, 0
+        else:
+            state.reading = True
+            page = max(1, frame.shares.detail - 1)
+            last = frame.detail_rows - frame.shares.detail
+            state.detail_top = max(0, min(last, min(state.detail_top, last) + delta * page))
+        if self._app is not None:
+            self._app.invalidate()
 
     def _page(self, delta: int) -> None:
         shown = self._shown

@@ -20,7 +20,16 @@ from dsh_user_interaction._violations import type_name
 from ._form import Form, QuestionState
 from ._visible import exact, segments
 
-__all__ = ["STYLE", "agent_name", "help_items", "help_line", "question_body", "status_line"]
+__all__ = [
+    "DETAIL_KEYS",
+    "STYLE",
+    "agent_name",
+    "help_items",
+    "help_line",
+    "question_body",
+    "question_parts",
+    "status_line",
+]
 
 #: The look of the screen; escapes are reversed so they stand out from literal text.
 STYLE: Final = Style.from_dict(
@@ -101,24 +110,39 @@ def _str_of(agent: object) -> str | None:
 def question_body(state: QuestionState, asker: str | None = None) -> StyleAndTextTuples:
     """The question on screen: who asks, header, question, detail or plan, options, text field.
 
-    *asker* is what :func:`agent_name` made of the request's agent.
+    *asker* is what :func:`agent_name` made of the request's agent. It is the
+    four parts of :func:`question_parts`, one after another.
+    """
+    return [fragment for part in question_parts(state, asker) for fragment in part]
+
+
+def question_parts(
+    state: QuestionState, asker: str | None = None
+) -> tuple[StyleAndTextTuples, StyleAndTextTuples, StyleAndTextTuples, StyleAndTextTuples]:
+    """The question's four parts: who asks and the header; the question; the detail; the rest.
+
+    The rest is the answered notice, the options, the text field and the
+    notice. The screen shows each part in its own area, so that the
+    question stays on screen however many options or detail lines follow.
     """
     question = state.question
-    out: StyleAndTextTuples = []
+    above: StyleAndTextTuples = []
     if asker is not None:
-        out += [("", "asked by "), *_text(asker), ("", "\n")]
+        above += [("", "asked by "), *_text(asker), ("", "\n")]
     header = exact(question.get("header"))
     if header:
-        out += [*_text(header, "class:header"), ("", "\n")]
+        above += [*_text(header, "class:header"), ("", "\n")]
     elif state.plan_review:
-        out += [("class:plan", "Plan review"), ("", "\n")]
-    out += [*_text(question["question"], lines=True), ("", "\n")]
+        above += [("class:plan", "Plan review"), ("", "\n")]
+    asked: StyleAndTextTuples = [*_text(question["question"], lines=True), ("", "\n")]
+    detail_part: StyleAndTextTuples = []
     detail = exact(question.get("detail"))
     if detail is not None and state.plan_review:
-        out += [("class:plan", "--- plan ---\n"), *_text(detail, lines=True)]
-        out += [("", "\n"), ("class:plan", "------------\n")]
+        detail_part += [("class:plan", "--- plan ---\n"), *_text(detail, lines=True)]
+        detail_part += [("", "\n"), ("class:plan", "------------\n")]
     elif detail:
-        out += [*_text(detail, "class:detail", lines=True), ("", "\n")]
+        detail_part += [*_text(detail, "class:detail", lines=True), ("", "\n")]
+    out: StyleAndTextTuples = []
     if state.answer is not None:
         out += [("class:notice", _answered_notice(state) + "\n")]
     for index, label in enumerate(state.labels):
@@ -138,7 +162,7 @@ def question_body(state: QuestionState, asker: str | None = None) -> StyleAndTex
     out += _field(state)
     if state.notice:
         out += [("class:notice", state.notice + "\n")]
-    return out
+    return above, asked, detail_part, out
 
 
 def _field(state: QuestionState) -> StyleAndTextTuples:
@@ -164,27 +188,38 @@ def _answered_notice(state: QuestionState) -> str:
     return f"({done}; {keys} changes it)"
 
 
-def help_items(state: QuestionState) -> list[str]:
-    """The keys that work now, one item per key."""
+#: The help item of the keys that scroll a detail (or plan) cut by the screen's height.
+DETAIL_KEYS: Final = "Ctrl-F/Ctrl-B detail"
+
+
+def help_items(state: QuestionState, *, detail: bool = False) -> list[str]:
+    """The keys that work now, one item per key.
+
+    With *detail* (the detail does not fit on screen), the keys that scroll
+    it come before the dismissal.
+    """
+    scroll = [DETAIL_KEYS] if detail else []
     if state.editing:
         leave = "Tab back to the options" if state.labels else "Tab leave the field"
-        return ["type or paste", "Enter submit", leave, "Esc dismiss"]
+        return ["type or paste", "Enter submit", leave, *scroll, "Esc dismiss"]
     if state.multi:
         keys = ["Up/Down move", "Space or 1-9 tick", "Enter confirm", "t type", "s skip"]
     elif state.labels:
         keys = ["Up/Down move", "Enter or 1-9 choose", "t type", "s skip"]
     else:
         keys = ["t type", "s skip"]
-    return [*keys, "Left/Right question", "Esc dismiss"]
+    return [*keys, "Left/Right question", *scroll, "Esc dismiss"]
 
 
-def help_line(state: QuestionState, width: int | None = None) -> StyleAndTextTuples:
+def help_line(
+    state: QuestionState, width: int | None = None, *, detail: bool = False
+) -> StyleAndTextTuples:
     """The keys that work now, broken into lines of at most *width* characters.
 
     Lines break between items, so no item is split; an item wider than the
     screen breaks between its words. Without *width*, it is one line.
     """
-    return [("", "\n".join(_wrap(help_items(state), width)))]
+    return [("", "\n".join(_wrap(help_items(state, detail=detail), width)))]
 
 
 def _wrap(items: list[str], width: int | None) -> list[str]:

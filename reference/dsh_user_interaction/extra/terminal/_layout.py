@@ -1,0 +1,113 @@
+"""How the screen's rows are shared, so that the question is always on screen.
+
+The screen is, top to bottom: the status line, who asks and the header, the
+question, its detail (or plan), the options and the text field, and the help
+line. The status and help lines get all their rows; what is left (the body)
+is shared by :func:`share`, which gives rows in this order of priority:
+
+1. the question's first row;
+2. the highlighted option, or the detail when the human is reading it
+   (Ctrl-F or Ctrl-B pressed since the last other key);
+3. the other of those two;
+4. a few rows of options around the highlight;
+5. who asks and the header, when they fit whole;
+6. the rest of the question;
+7. the rest, between the detail and the options (the detail takes at most
+   half of it while the options want more).
+
+The question, the header and the detail are drawn from rows wrapped here
+(:func:`rows`), so the detail scrolls by rows, a long paragraph included;
+the options window scrolls itself to keep the highlight (or the caret) in
+view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.utils import get_cwidth
+
+__all__ = ["Shares", "rows", "share"]
+
+#: How many rows of options the highlight gets before the header and the rest of the question.
+OPTIONS_FIRST: Final = 3
+
+
+def rows(fragments: StyleAndTextTuples, width: int) -> list[StyleAndTextTuples]:
+    """*fragments* broken into screen rows of at most *width* cells, at line feeds and where full.
+
+    A character wider than the whole row gets a row of its own; a final line
+    feed ends the last row without starting another.
+    """
+    width = max(1, width)
+    out: list[StyleAndTextTuples] = [[]]
+    used = 0
+    for fragment in fragments:
+        style, text = fragment[0], fragment[1]
+        run: list[str] = []
+        for char in text:
+            if char == "\n":
+                if run:
+                    out[-1].append((style, "".join(run)))
+                    run = []
+                out.append([])
+                used = 0
+                continue
+            cells = get_cwidth(char)
+            if used and used + cells > width:
+                if run:
+                    out[-1].append((style, "".join(run)))
+                    run = []
+                out.append([])
+                used = 0
+            run.append(char)
+            used += cells
+        if run:
+            out[-1].append((style, "".join(run)))
+    if not out[-1]:
+        out.pop()
+    return out
+
+
+@dataclass(frozen=True)
+class Shares:
+    """The rows each part of the body gets."""
+
+    above: int = 0
+    question: int = 0
+    detail: int = 0
+    options: int = 0
+
+
+def share(
+    body: int, above: int, question: int, detail: int, options: int, *, reading: bool = False
+) -> Shares:
+    """Share *body* rows between the parts, which want *above*, *question*... rows in full.
+
+    See the module's docstring for the order. The options get every row
+    left over, so the help line stays at the bottom of the screen.
+    """
+    left = max(0, body)
+
+    def take(want: int) -> int:
+        nonlocal left
+        got = max(0, min(want, left))
+        left -= got
+        return got
+
+    got_question = take(min(question, 1))
+    if reading:
+        got_detail = take(min(detail, 1))
+        got_options = take(min(options, 1))
+    else:
+        got_options = take(min(options, 1))
+        got_detail = take(min(detail, 1))
+    got_options += take(min(options, OPTIONS_FIRST) - got_options)
+    got_above = take(above) if above <= left else 0
+    got_question += take(question - got_question)
+    wanted_by_options = max(0, options - got_options)
+    got_detail += take(min(detail - got_detail, max(left // 2, left - wanted_by_options)))
+    got_options += left
+    return Shares(got_above, got_question, got_detail, got_options)

@@ -1,0 +1,173 @@
+"""The terminal provider on small screens and long questions: the question always stays on screen.
+
+Whatever the screen's size, the question (its first row at least) is on
+screen, the header too when it fits and the highlight is on the first
+option; a detail taller than its area is paged with the keys the help line
+names (Ctrl-F, Ctrl-B); and the ask can still be answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+
+from dsh_user_interaction import AskUserQuestionRequest
+from dsh_user_interaction.extra.terminal import TerminalProvider
+from dsh_user_interaction.extra.terminal._layout import rows, share
+from dsh_user_interaction.extra.terminal.testing import TerminalDriver, make_subject
+
+UP, DOWN, ENTER, CTRL_F, CTRL_B = "\x1b[A", "\x1b[B", "\r", "\x06", "\x02"
+SIZES = [(100, 30), (40, 12), (20, 10)]
+QUESTION = "Which one?"
+HEADER = "Pick"
+DETAIL_START, DETAIL_END = "Detail starts here.", "Detail ends here."
+#: 2,000 characters of detail, one paragraph, with a recognisable start and end.
+DETAIL = DETAIL_START + " " + "lorem ipsum " * 163 + DETAIL_END
+
+
+def _request(*, detail: str | None = None) -> AskUserQuestionRequest:
+    question: Any = {
+        "id": "q",
+        "header": HEADER,
+        "question": QUESTION,
+        "options": [{"label": f"option {n}"} for n in range(1, 31)],
+    }
+    if detail is not None:
+        question["detail"] = detail
+    return {"questions": [question]}
+
+
+class _Screen:
+    """A provider on an emulated screen of a chosen size, with its driver's keyboard."""
+
+    def __init__(self, driver: TerminalDriver, provider: TerminalProvider) -> None:
+        self.driver, self.provider = driver, provider
+        self.tasks: list[asyncio.Future[Any]] = []
+
+    def ask(self, request: AskUserQuestionRequest) -> asyncio.Future[Any]:
+        self.tasks.append(asyncio.ensure_future(self.provider.ask(request)))
+        return self.tasks[-1]
+
+    async def keys(self, *keys: str) -> str:
+        for key in keys:
+            self.driver.keyboard.send_text(key)
+            await self.driver.settled()
+        return self.text()
+
+    def text(self) -> str:
+        return self.driver.terminal.text()
+
+    async def shown(self) -> str:
+        """The screen once the status line is drawn (its start; it may wrap at 20 columns)."""
+        for _ in range(500):
+            if self.text().startswith("ask #1"):
+                break
+            await asyncio.sleep(0.005)
+        await self.driver.settled()
+        return self.text()
+
+
+@asynccontextmanager
+async def _screen(columns: int, rows_: int) -> AsyncGenerator[_Screen]:
+    subject = make_subject(columns=columns, rows=rows_)
+    driver, provider = subject.driver, subject.provider
+    assert isinstance(driver, TerminalDriver)
+    assert isinstance(provider, TerminalProvider)
+    opened = _Screen(driver, provider)
+    try:
+        yield opened
+    finally:
+        assert subject.aclose is not None
+        await subject.aclose()
+        # Every ask has ended by now; retrieve what each raised.
+        await asyncio.gather(*opened.tasks, return_exceptions=True)
+
+
+def _run(main: Any) -> None:
+    asyncio.run(asyncio.wait_for(main(), 20))
+
+
+@pytest.mark.parametrize(("columns", "rows_"), SIZES)
+def test_the_question_stays_on_screen_after_the_highlight_wraps(columns: int, rows_: int) -> None:
+    """Up (to the last of 30 options) then Down (back to the first) leaves the question on screen.
+
+    The header shows too when the highlight is back on the first option and
+    the screen has room for it (at 100x30); the ask is then answered.
+    """
+
+    async def main() -> None:
+        async with _screen(columns, rows_) as s:
+            task = s.ask(_request())
+            assert QUESTION in await s.shown()
+            screen = await s.keys(UP)
+            assert "> 30. option 30" in screen
+            assert QUESTION in screen
+            screen = await s.keys(DOWN)
+            assert "> 1. option 1" in screen
+            assert QUESTION in screen
+            if rows_ >= 30:
+                assert f"{HEADER}\n{QUESTION}\n> 1. option 1" in screen
+            await s.keys(DOWN, ENTER)
+            assert await task == {"answers": [{"id": "q", "selected": ["option 2"]}]}
+
+    _run(main)
+
+
+@pytest.mark.parametrize(("columns", "rows_"), SIZES)
+def test_a_long_detail_is_paged_by_the_keys_the_help_line_names(columns: int, rows_: int) -> None:
+    """With a 2,000-character detail and 30 options, the question is always on screen.
+
+    The help line names Ctrl-F/Ctrl-B; the detail's start is on screen or
+    one Ctrl-F away, its end is reached by Ctrl-F and its start again by
+    Ctrl-B; the options come back with Up/Down and the ask is answered.
+    """
+
+    async def main() -> None:
+        async with _screen(columns, rows_) as s:
+            task = s.ask(_request(detail=DETAIL))
+            screen = await s.shown()
+            assert QUESTION in screen
+            assert "Ctrl-F/Ctrl-B detail" in screen
+            if DETAIL_START not in screen:
+                screen = await s.keys(CTRL_F)
+            assert DETAIL_START in screen
+            assert QUESTION in screen
+            # Page down until the screen stops changing: the detail's last row is then shown.
+            before = ""
+            while screen != before:
+                before, screen = screen, await s.keys(CTRL_F)
+                assert QUESTION in screen
+            assert DETAIL_END[-5:] in screen
+            for _ in range(len(DETAIL) // 10):
+                if DETAIL_START in screen:
+                    break
+                screen = await s.keys(CTRL_B)
+                assert QUESTION in screen
+            assert DETAIL_START in screen
+            screen = await s.keys(UP, DOWN, DOWN)
+            assert QUESTION in screen
+            assert "> 2. option 2" in screen
+            await s.keys(ENTER)
+            assert await task == {"answers": [{"id": "q", "selected": ["option 2"]}]}
+
+    _run(main)
+
+
+def test_rows_break_at_line_feeds_and_where_the_row_is_full() -> None:
+    """A row holds at most *width* cells; a wide character never straddles two rows."""
+    assert rows([("", "abcdef\ngh\n")], 4) == [[("", "abcd")], [("", "ef")], [("", "gh")]]
+    assert rows([("", "a\u4e00\u4e00")], 2) == [[("", "a")], [("", "\u4e00")], [("", "\u4e00")]]
+
+
+def test_the_question_and_the_highlight_come_first_then_the_header() -> None:
+    """Three rows go to the question, the highlight and the detail; the header only when it fits."""
+    shares = share(3, above=1, question=1, detail=50, options=30)
+    assert (shares.above, shares.question, shares.detail, shares.options) == (0, 1, 1, 1)
+    reading = share(2, above=1, question=1, detail=50, options=30, reading=True)
+    assert (reading.question, reading.detail, reading.options) == (1, 1, 0)
+    roomy = share(30, above=1, question=1, detail=2, options=3)
+    assert (roomy.above, roomy.question, roomy.detail, roomy.options) == (1, 1, 2, 26)

@@ -9,16 +9,14 @@ names (Ctrl-F, Ctrl-B); and the ask can still be answered.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 
 from dsh_user_interaction import AskUserQuestionRequest
-from dsh_user_interaction.extra.terminal import TerminalProvider
 from dsh_user_interaction.extra.terminal._layout import rows, share
-from dsh_user_interaction.extra.terminal.testing import TerminalDriver, make_subject
+
+from .test_terminal import Session, session
 
 UP, DOWN, ENTER, CTRL_F, CTRL_B = "\x1b[A", "\x1b[B", "\r", "\x06", "\x02"
 SIZES = [(100, 30), (40, 12), (20, 10)]
@@ -41,50 +39,18 @@ def _request(*, detail: str | None = None) -> AskUserQuestionRequest:
     return {"questions": [question]}
 
 
-class _Screen:
-    """A provider on an emulated screen of a chosen size, with its driver's keyboard."""
+async def _drawn(s: Session) -> str:
+    """The screen once the status line is drawn (its start; it may wrap at 20 columns).
 
-    def __init__(self, driver: TerminalDriver, provider: TerminalProvider) -> None:
-        self.driver, self.provider = driver, provider
-        self.tasks: list[asyncio.Future[Any]] = []
-
-    def ask(self, request: AskUserQuestionRequest) -> asyncio.Future[Any]:
-        self.tasks.append(asyncio.ensure_future(self.provider.ask(request)))
-        return self.tasks[-1]
-
-    async def keys(self, *keys: str) -> str:
-        for key in keys:
-            self.driver.keyboard.send_text(key)
-            await self.driver.settled()
-        return self.text()
-
-    def text(self) -> str:
-        return self.driver.terminal.text()
-
-    async def shown(self) -> str:
-        """The screen once the status line is drawn (its start; it may wrap at 20 columns)."""
-        for _ in range(500):
-            if self.text().startswith("ask #1"):
-                break
-            await asyncio.sleep(0.005)
-        await self.driver.settled()
-        return self.text()
-
-
-@asynccontextmanager
-async def _screen(columns: int, rows_: int) -> AsyncGenerator[_Screen]:
-    subject = make_subject(columns=columns, rows=rows_)
-    driver, provider = subject.driver, subject.provider
-    assert isinstance(driver, TerminalDriver)
-    assert isinstance(provider, TerminalProvider)
-    opened = _Screen(driver, provider)
-    try:
-        yield opened
-    finally:
-        assert subject.aclose is not None
-        await subject.aclose()
-        # Every ask has ended by now; retrieve what each raised.
-        await asyncio.gather(*opened.tasks, return_exceptions=True)
+    The driver finds an ask by its whole status line, so at 20 columns the
+    test waits for the screen itself.
+    """
+    for _ in range(500):
+        if s.screen().startswith("ask #1"):
+            break
+        await asyncio.sleep(0.005)
+    await s.driver.settled()
+    return s.screen()
 
 
 def _run(main: Any) -> None:
@@ -100,9 +66,9 @@ def test_the_question_stays_on_screen_after_the_highlight_wraps(columns: int, ro
     """
 
     async def main() -> None:
-        async with _screen(columns, rows_) as s:
+        async with session(columns=columns, rows=rows_) as s:
             task = s.ask(_request())
-            assert QUESTION in await s.shown()
+            assert QUESTION in await _drawn(s)
             screen = await s.keys(UP)
             assert "> 30. option 30" in screen
             assert QUESTION in screen
@@ -127,9 +93,9 @@ def test_a_long_detail_is_paged_by_the_keys_the_help_line_names(columns: int, ro
     """
 
     async def main() -> None:
-        async with _screen(columns, rows_) as s:
+        async with session(columns=columns, rows=rows_) as s:
             task = s.ask(_request(detail=DETAIL))
-            screen = await s.shown()
+            screen = await _drawn(s)
             assert QUESTION in screen
             assert "Ctrl-F/Ctrl-B detail" in screen
             if DETAIL_START not in screen:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypedDict, cast
@@ -174,26 +173,18 @@ class ToolResult:
     is_error: bool = False
 
 
-#: JavaScript's line terminators, the only line breaks an error's message is joined on.
-_LINE_BREAK: Final = re.compile("\r\n|[\n\r\u2028\u2029]")
-
-
 def error_result(message: str) -> ToolResult:
     """One ``Error: <message>`` line, flagged as an error, always valid UTF-8.
 
     Note: a message of several lines is joined into one with spaces (the
     original keeps the line breaks); a blank one becomes ``unknown error``.
-    A line ends where JavaScript's lines end (``\n``, ``\r``, ``\r\n``, U+2028,
-    U+2029), not at every character ``str.splitlines`` breaks on: a vertical
-    tab, a form feed, U+001C to U+001E and U+0085 stay as they are, as in the
-    original.
+    A line ends wherever ``str.splitlines`` ends one, a vertical tab, a form
+    feed, U+001C to U+001E and U+0085 included, which JavaScript does not
+    count as line breaks: one line for any reader in either language.
     Note: lone surrogates become U+FFFD, where the original writes them as they
     are, so the text always encodes as strict UTF-8.
     """
-    lines = _LINE_BREAK.split(message)
-    if len(lines) > 1 and not lines[-1]:
-        lines.pop()  # a break at the very end ends the last line, as splitlines() reads it
-    line = " ".join(lines)
+    line = " ".join(message.splitlines())
     if not line.strip():
         line = "unknown error"
     return ToolResult(replace_surrogates(f"Error: {line}"), is_error=True)

@@ -199,20 +199,24 @@ async def _screen_of(driver: TerminalDriver, task: asyncio.Future[Any]) -> str:
     return driver.terminal.text()
 
 
-async def _ask_and_pick_first(agent: object) -> tuple[str, Any]:
-    """Ask the one-question request with *agent*, press 1, and return the screen and answer."""
-    request: AskUserQuestionRequest = {**_REQUEST, "agent": agent}
+async def _ask_and_pick(request: AskUserQuestionRequest, key: str) -> tuple[str, Any]:
+    """Ask *request*, press *key* once it shows, and return the screen and the answer."""
     async with _driver() as driver:
         assert isinstance(driver.provider, TerminalProvider)
         task = asyncio.ensure_future(driver.provider.ask(request))
         try:
             screen = await _screen_of(driver, task)
-            driver.keyboard.send_text("1")
+            driver.keyboard.send_text(key)
             answer = await _answer_of(task)
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
     return screen, answer
+
+
+async def _ask_and_pick_first(agent: object) -> tuple[str, Any]:
+    """Ask the one-question request with *agent*, press 1, and return the screen and answer."""
+    return await _ask_and_pick({**_REQUEST, "agent": agent}, "1")
 
 
 @pytest.mark.parametrize("kind", list(HOSTILE_AGENTS))
@@ -285,20 +289,7 @@ def test_model_text_that_is_a_hostile_str_is_drawn_as_its_characters() -> None:
         ]
     }
 
-    async def main() -> tuple[str, Any]:
-        async with _driver() as driver:
-            assert isinstance(driver.provider, TerminalProvider)
-            task = asyncio.ensure_future(driver.provider.ask(request))
-            try:
-                screen = await _screen_of(driver, task)
-                driver.keyboard.send_text("2")
-                answer = await _answer_of(task)
-            finally:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-        return screen, answer
-
-    screen, answer = run(main())
+    screen, answer = run(_ask_and_pick(request, "2"))
     assert screen.splitlines()[1:3] == ["Review", "Approve this plan?"]
     assert "--- plan ---\n# Plan\n\n1. Do it.\n------------" in screen
     assert "> 1. Approve\n      Leave plan mode.\n  2. Keep planning" in screen

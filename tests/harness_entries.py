@@ -176,8 +176,8 @@ def non_daemon_thread_leaking() -> Subject:
 class _RewritesEarlier:
     """A provider that, while it shows a request, rewrites the one it showed before."""
 
-    def __init__(self) -> None:
-        self.scripted = ScriptedProvider()
+    def __init__(self, respond: Any = None) -> None:
+        self.scripted = ScriptedProvider(respond=respond)
         self.last: Any = None
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
@@ -191,6 +191,12 @@ class _RewritesEarlier:
 def rewrites_earlier() -> Subject:
     """Changes a request after its ask settled (PRV-MUTATE-1)."""
     provider = _RewritesEarlier()
+    return Subject(provider=provider, driver=ScriptedDriver(provider.scripted), name="rewrites")
+
+
+def rewrites_earlier_and_skips() -> Subject:
+    """Skips every question at once, after rewriting the request it showed before."""
+    provider = _RewritesEarlier(respond=_skips)
     return Subject(provider=provider, driver=ScriptedDriver(provider.scripted), name="rewrites")
 
 

@@ -21,6 +21,7 @@ MODES = (
     "request-as-ref",
     "params-list",
     "cancelled-as-throw",
+    "speaks-1.1",
 )
 
 
@@ -47,6 +48,8 @@ def _from_child(mode: str, message: dict[str, Any], state: dict[str, Any]) -> li
             "cancellation": True,
         }
         return [json.dumps({"type": "throw", "id": message["id"], "error": error})]
+    if mode == "speaks-1.1" and type(message.get("value")) is dict and "role" in message["value"]:
+        return [json.dumps({**message, "value": {**message["value"], "protocol": "1.1"}})]
     return [json.dumps(message)]
 
 
@@ -78,6 +81,10 @@ def main() -> None:
             state["handle"] = message["params"].get("handle", "s1")
         if (mode, method) in {("drop-ping", "ping"), ("drop-close", "close")}:
             pending.add(message["id"])
+        if (mode, method) == ("speaks-1.1", "release"):
+            # A 1.1 child knows no such method: it is a protocol error.
+            sys.stdout.write("release sent to a child that speaks 1.1\n")
+            sys.stdout.flush()
         child.stdin.write(raw)
         child.stdin.flush()
     child.stdin.close()

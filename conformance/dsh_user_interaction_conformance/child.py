@@ -424,6 +424,8 @@ class _Child:
                 await target.driver.perform(request, behaviour)
                 return None
             return bool(await target.driver.is_shown(request))
+        if method == "release":
+            return self._release(params, subject)
         if method == "register":
             handle = str(params.get("provider"))
             stub = _SuiteProvider(self, subject, handle)
@@ -437,6 +439,17 @@ class _Child:
                 registration.dispose()  # type: ignore[attr-defined]
             return None
         raise WireError(f"unknown method {method!r}")
+
+    def _release(self, params: dict[str, Any], subject: _Subject) -> None:
+        """Forget what the suite will never name again (``HAR-RELEASE-1``)."""
+        handles = params.get("handles")
+        if type(handles) is not list:
+            raise WireError("release: 'handles' is not a list")
+        named = [h for h in cast("list[object]", handles) if type(h) is str]
+        for handle in named:
+            subject.requests.pop(handle, None)
+            self._counts.pop((id(subject), handle), None)
+        subject.codec.forget(named)
 
     async def _close(self, params: dict[str, Any], subject: _Subject) -> dict[str, Any]:
         """Settle the subject's calls, then report every task it started that will not end."""

@@ -34,7 +34,7 @@
 import { Codec, ProtocolError, RemoteError } from './codec.js';
 
 /** The protocol version this adapter speaks. */
-export const PROTOCOL = '1.1';
+export const PROTOCOL = '1.2';
 
 /** How long `close` waits for cancelled calls to settle, in milliseconds, at most. */
 const CLOSE_WAIT_MS = 300;
@@ -346,6 +346,16 @@ export class Adapter {
       this.#subjects.delete(handle);
       this.#codec.forget(handle);
       return { leftovers };
+    },
+
+    /** HAR-RELEASE-1: forget what the suite will never name again. */
+    release(params) {
+      const subject = this.#subject(params.subject);
+      if (!Array.isArray(params.handles)) throw new ProtocolError("release: 'handles' is not a list");
+      const handles = params.handles.filter((handle) => typeof handle === 'string');
+      for (const handle of handles) subject.requests.delete(handle);
+      this.#codec.release(params.subject, handles);
+      return null;
     },
 
     ask(params, entry) {

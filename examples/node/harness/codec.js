@@ -182,21 +182,48 @@ export class Codec {
   forget(scope) {
     const table = this.#scopes.get(scope);
     if (table !== undefined) {
-      for (const handle of table.keys()) {
-        const suite = this.#suiteSignals.get(handle);
-        if (suite !== undefined) {
-          suite.counter.clear();
-          this.#suiteSignals.delete(handle);
-        }
-        const remove = this.#childSignals.get(handle);
-        if (remove !== undefined) {
-          remove();
-          this.#childSignals.delete(handle);
-        }
-      }
+      for (const handle of table.keys()) this.#unwatch(handle);
       this.#scopes.delete(scope);
     }
     this.#primitives.delete(scope);
+  }
+
+  /**
+   * Forget `handles` of `scope` (HAR-RELEASE-1): the suite never names them
+   * again, so an object that had one is sent in full, as new, if it is
+   * handed back later. Unknown handles are skipped.
+   *
+   * @param {string|null} scope
+   * @param {string[]} handles
+   */
+  release(scope, handles) {
+    const table = this.#scopes.get(scope);
+    const primitives = this.#primitives.get(scope);
+    for (const handle of handles) {
+      if (table === undefined || !table.has(handle)) continue;
+      this.#unwatch(handle);
+      const value = table.get(handle);
+      table.delete(handle);
+      if ((typeof value === 'object' && value !== null) || typeof value === 'function') {
+        if (this.#handles.get(value) === handle) this.#handles.delete(value);
+      } else if (primitives !== undefined && primitives.get(value) === handle) {
+        primitives.delete(value);
+      }
+    }
+  }
+
+  /** Stop counting the listeners on signal `handle`, and stop hearing its abort. */
+  #unwatch(handle) {
+    const suite = this.#suiteSignals.get(handle);
+    if (suite !== undefined) {
+      suite.counter.clear();
+      this.#suiteSignals.delete(handle);
+    }
+    const remove = this.#childSignals.get(handle);
+    if (remove !== undefined) {
+      remove();
+      this.#childSignals.delete(handle);
+    }
   }
 
   /**

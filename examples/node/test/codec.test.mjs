@@ -134,6 +134,23 @@ describe('codec: identity', () => {
     c.forget('c9');
     assert.throws(() => c.decode({ $: 'ref', handle: 's7' }), /unknown handle/);
   });
+
+  it('forgets released handles only, and sends their objects in full afterwards (HAR-RELEASE-1)', () => {
+    const { codec: c, sent } = codec();
+    const request = c.decode({ questions: [] }, { handle: 's8', scope: 'c1' });
+    const kept = c.decode({ questions: [] }, { handle: 's9', scope: 'c1' });
+    const signal = c.decode({ $: 'signal', handle: 's10', aborted: false }, { scope: 'c1' });
+    signal.addEventListener('abort', () => {});
+    c.release('c1', ['s8', 's10', 'no-such-handle']);
+    assert.throws(() => c.decode({ $: 'ref', handle: 's8' }), /unknown handle/);
+    assert.throws(() => c.decode({ $: 'ref', handle: 's10' }), /unknown handle/);
+    assert.deepEqual(c.encode(request, { scope: 'c1' }), { questions: [] }, 'in full, not a ref');
+    assert.equal(c.decode({ $: 'ref', handle: 's9' }), kept);
+    assert.deepEqual(c.heldListeners('c1'), []);
+    const before = sent.length;
+    c.abortSuiteSignal('s10', 'late');
+    assert.equal(sent.length, before, 'a released signal is no longer watched');
+  });
 });
 
 describe('codec: signals', () => {

@@ -31,7 +31,7 @@ describe('entry points on real standard input and output', () => {
       assert.equal(code, 0);
       assert.deepEqual(messages.map((m) => [m.type, m.id]), [['return', 's1'], ['return', 's2'], ['return', 's3']]);
       assert.equal(messages[0].value.role, role);
-      assert.equal(messages[0].value.protocol, '1.1');
+      assert.equal(messages[0].value.protocol, '1.2');
     });
   }
 });

@@ -97,7 +97,10 @@ class StdioProvider:
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Show *request* through the child; its answer, or the error it raised."""
         session = await self._open()
-        return await session.ask("ask", request)  # type: ignore[return-value] # the service checks it
+        # Once it settles, what it carried is released on both sides (HAR-RELEASE-1),
+        # so a provider that serves for days costs as much per ask as on the first.
+        with session.holding() as held:
+            return await session.ask("ask", request, held=held)  # type: ignore[return-value] # the service checks it
 
     async def aclose(self) -> None:
         """Close the subject and stop the child. Idempotent."""

@@ -34,7 +34,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -46,7 +46,7 @@ from ._values import Codec, WireError, as_list, as_object
 __all__ = ["KEPT_PROBLEMS", "PROTOCOL_VERSION", "ChildFailed", "Connection", "Reply", "Session"]
 
 #: The protocol version this side speaks (harness.md).
-PROTOCOL_VERSION: Final = "1.1"
+PROTOCOL_VERSION: Final = "1.2"
 #: How many protocol problems a connection keeps word for word; the rest are counted.
 KEPT_PROBLEMS: Final = 100
 #: Seconds ``hello`` may take (``HAR-TIME-1``).
@@ -257,6 +257,13 @@ class Connection:
     def cancellable(self) -> bool:
         """Whether the child's calls can be cancelled (``HAR-CANCEL-2``)."""
         return bool(self.hello.get("cancellable"))
+
+    @property
+    def releases(self) -> bool:
+        """Whether the child speaks 1.2 or later, and forgets on request (``HAR-RELEASE-1``)."""
+        version = self.hello.get("protocol")
+        minor = version.split(".")[1] if type(version) is str and "." in version else ""
+        return minor.isdigit() and int(minor) >= 2
 
     @property
     def name(self) -> str:
@@ -653,6 +660,10 @@ class Session:
     #: The calls of this subject other than pings, in the order they were made.
     _made: list[_Call] = field(default_factory=list[_Call])
     _mirrors: dict[str, _Mirror] = field(default_factory=dict[str, _Mirror])
+    #: The handles each ask in :meth:`holding` uses (``HAR-RELEASE-1``).
+    _held: list[set[str]] = field(default_factory=list[set[str]])
+    #: Handles released, whose objects are kept until the child's reply says it forgot them.
+    _releasing: set[str] = field(default_factory=set[str])
     _seq: int = 0
     #: The number of the last message that can settle a call by itself (an abort, a disposal).
     settling: int = 0
@@ -666,6 +677,8 @@ class Session:
     _beat: asyncio.Task[None] | None = None
     _ping: _Call | None = None
     _ping_waiting: Callable[[], float | None] | None = None
+    #: Whether every abort of ours is sent at once (a session without pings).
+    _every_abort: bool = False
 
     def __post_init__(self) -> None:
         self.codec = Codec(self.connection.mint)
@@ -677,9 +690,16 @@ class Session:
         return self.connection.bound
 
     def start(self, *, heartbeat: bool = True) -> None:
-        """Start pinging the child, the loop requirement's measure, unless told not to."""
+        """Start pinging the child, the loop requirement's measure, unless told not to.
+
+        Without pings, nothing else may be written for a long while, so an abort
+        of ours is sent the moment it happens, even before the child has said
+        it listens (``HAR-SIGNAL-1`` only asks for it before the next message).
+        """
         if heartbeat:
             self._beat = self.loop.create_task(self._heartbeat(), name="dsh-harness-ping")
+        else:
+            self._every_abort = True
 
     async def ask(
         self,
@@ -689,19 +709,80 @@ class Session:
         extra: dict[str, Any] | None = None,
         bound: float | None = None,
         mirror: bool = False,
+        held: set[str] | None = None,
     ) -> object:
         """Call *method* about *request* (``ask``, ``perform``, ``is_shown``); its value.
 
         The request goes with its handle (``HAR-REF-2``). A ``throw`` is raised
         as the error it stands for. With *mirror*, a change the child made to
-        the request is made to ours too (``HAR-MUTATE-1``).
+        the request is made to ours too (``HAR-MUTATE-1``). *held*, from
+        :meth:`holding`, gathers the handles the call uses.
         """
-        encoded, handle = self.codec.encode_top(request)
+        with self._collecting(held):
+            encoded, handle = self.codec.encode_top(request)
         params: dict[str, Any] = {"subject": self.subject, "request": encoded}
         if handle is not None:
             params["handle"] = handle
         params.update(extra or {})
         reply = await self.result(self.call(method, params), bound=bound)
+        with self._collecting(held):
+            return self._value_of(method, reply, mirror=mirror, request=request)
+
+    def _collecting(self, held: set[str] | None) -> contextlib.AbstractContextManager[object]:
+        return self.codec.collecting(held) if held is not None else contextlib.nullcontext()
+
+    # -- releasing (HAR-RELEASE-1) ---------------------------------------
+
+    @contextlib.contextmanager
+    def holding(self) -> Generator[set[str]]:
+        """A set for :meth:`ask`'s *held*; when the block ends, release what no ask holds.
+
+        A lifelong subject calls this around each ask, so that what a settled ask
+        carried (its request, signal, agent and answer) is forgotten on both
+        sides, and each ask costs what the first did. Handles in use by another
+        pending ask stay, so identity holds across the asks pending together.
+        """
+        held: set[str] = set()
+        self._held.append(held)
+        try:
+            yield held
+        finally:
+            self._held.remove(held)
+            self.release_unused()
+
+    def release_unused(self) -> None:
+        """Release every handle no ask in :meth:`holding` uses, if the child can forget."""
+        if self.closed or self._closing or not self.connection.releases:
+            return
+        kept = set[str]().union(*self._held)
+        dropped = [h for h in self.codec.objects if h not in kept and h not in self._releasing]
+        if not dropped:
+            return
+        self.codec.release(dropped)
+        self._releasing.update(dropped)
+        for handle in dropped:
+            mirror = self._mirrors.pop(handle, None)
+            if mirror is not None and mirror.remove is not None:
+                mirror.remove()
+        # Only calls still waiting for a reply matter to a hang report now.
+        self._made = [call for call in self._made if not call.answered]
+        call = self.call("release", {"subject": self.subject, "handles": dropped})
+        assert call.future is not None
+        call.future.add_done_callback(lambda done: self._released(call, dropped, done))
+
+    def _released(self, call: _Call, handles: list[str], done: asyncio.Future[Reply]) -> None:
+        """The child has answered ``release``: what it wrote since names none of *handles*."""
+        self._pending.discard(call)
+        self._releasing.difference_update(handles)
+        self.codec.forget(handles)
+        if done.cancelled():
+            return
+        error = done.exception()
+        reply = done.result() if error is None else None
+        if reply is not None and reply.type != "return":
+            self._protocol(f"the child refused release (HAR-RELEASE-1): {reply.type}")
+
+    def _value_of(self, method: str, reply: Reply, *, mirror: bool, request: object) -> object:
         left = reply.message.get("leftovers")
         if method == "ask" and type(left) is list and left:
             shown = "; ".join(str(item) for item in cast("list[object]", left)[:5])
@@ -934,7 +1015,9 @@ class Session:
     # -- signals ---------------------------------------------------------
 
     def _watch(self, handle: str, signal: AbortSignal) -> None:
-        self._mirrors[handle] = _Mirror(handle, signal)
+        mirror = self._mirrors[handle] = _Mirror(handle, signal)
+        if self._every_abort:
+            mirror.remove = signal.add_listener(lambda _signal: self._forward(mirror))
 
     def _forward_aborts(self) -> None:
         """Send ``abort`` for our signals that aborted unheard (``HAR-SIGNAL-1``)."""
@@ -946,7 +1029,12 @@ class Session:
         if mirror.forwarded:
             return
         mirror.forwarded = True
-        reason = self.codec.encode(mirror.signal.reason)
+        # The reason may come back in a pending ask's reply: those asks hold it.
+        holders = [held for held in self._held if mirror.handle in held]
+        with self.codec.collecting(set()) as used:
+            reason = self.codec.encode(mirror.signal.reason)
+        for held in holders:
+            held.update(used)
         self.settling = self.notify("abort", {"signal": mirror.handle, "reason": reason})
 
     def _listeners(self, handle: object, count: object) -> None:
@@ -958,7 +1046,7 @@ class Session:
             self._forward(mirror)  # it listens on a signal that already aborted: tell it now
         elif count and mirror.remove is None:
             mirror.remove = mirror.signal.add_listener(lambda _signal: self._forward(mirror))
-        elif not count and mirror.remove is not None:
+        elif not count and mirror.remove is not None and not self._every_abort:
             mirror.remove()
             mirror.remove = None
 

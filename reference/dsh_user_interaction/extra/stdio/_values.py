@@ -20,8 +20,9 @@ Rules the codec keeps:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable
 from typing import Any, Final, cast
 
 from dsh_user_interaction._abort import AbortController, AbortSignal
@@ -144,6 +145,8 @@ class Codec:
         self.controllers: dict[str, AbortController] = {}
         #: Called with (handle, signal) the first time one of our signals is sent.
         self.on_signal: Callable[[str, AbortSignal], None] | None = None
+        #: Where the handles used while :meth:`collecting` go (``HAR-RELEASE-1``).
+        self._touched: set[str] | None = None
 
     # -- handles ---------------------------------------------------------
 
@@ -155,11 +158,52 @@ class Codec:
         """Give *value* a handle (a fresh one of ours unless *handle* is given)."""
         known = self._handles.get(id(value))
         if known is not None:
+            self._touch(known)
             return known
         handle = handle if handle is not None else self._mint()
         self.objects[handle] = value
         self._handles[id(value)] = handle
+        self._touch(handle)
         return handle
+
+    # -- releasing (HAR-RELEASE-1) ---------------------------------------
+
+    @contextlib.contextmanager
+    def collecting(self, into: set[str]) -> Generator[set[str]]:
+        """Add to *into* every handle encoded or decoded inside the block."""
+        outer, self._touched = self._touched, into
+        try:
+            yield into
+        finally:
+            self._touched = outer
+            if outer is not None:
+                outer |= into
+
+    def _touch(self, handle: str) -> None:
+        if self._touched is not None:
+            self._touched.add(handle)
+
+    def release(self, handles: Iterable[str]) -> None:
+        """Never name *handles* again: their objects, sent again, go as new ones.
+
+        What the other side wrote before it read the release still decodes,
+        until :meth:`forget` drops the objects too.
+        """
+        for handle in handles:
+            value = self.objects.get(handle)
+            if value is not None and self._handles.get(id(value)) == handle:
+                del self._handles[id(value)]
+            signal = self.signals.get(handle)
+            if signal is not None and self._handles.get(id(signal)) == handle:
+                del self._handles[id(signal)]
+
+    def forget(self, handles: Iterable[str]) -> None:
+        """Drop *handles* and their objects altogether; unknown ones are skipped."""
+        self.release(handles)
+        for handle in handles:
+            self.objects.pop(handle, None)
+            self.signals.pop(handle, None)
+            self.controllers.pop(handle, None)
 
     def check_theirs(self, handle: object, where: str) -> str:
         """*handle* as the other side may mint it (``HAR-HANDLE-1``).
@@ -186,6 +230,7 @@ class Codec:
         """
         known = self.handle_of(value)
         if known is not None:
+            self._touch(known)
             return {"$": "ref", "handle": known}, known
         encoded = self._encode(value, 0, set())
         if type(encoded) is _DICT:
@@ -211,6 +256,7 @@ class Codec:
         if not top:
             known = self._handles.get(id(value))
             if known is not None:
+                self._touch(known)
                 return {"$": "ref", "handle": known}
         if isinstance(value, AbortSignal):
             return self._signal(value)
@@ -310,6 +356,7 @@ class Codec:
             mine = self.check_theirs(handle, f"{where} handle")
             if mine not in self.objects:
                 self.remember(decoded, mine)
+            self._touch(mine)
         return decoded
 
     def _decode(self, value: object, where: str, depth: int) -> object:
@@ -346,6 +393,7 @@ class Codec:
             handle = tag["handle"]
             if type(handle) is not str or handle not in self.objects:
                 raise WireError(f"{where}: 'ref' names {handle!r}, which no object was sent as")
+            self._touch(handle)
             return self.objects[handle]
         if name == "signal":
             need("handle", "aborted", optional=("reason",))
@@ -357,6 +405,7 @@ class Codec:
             if found is None:
                 found = Opaque(handle, str(tag["type"]))
                 self.remember(found, handle)
+            self._touch(handle)
             return found
         if name == "number":
             need("value")
@@ -388,6 +437,7 @@ class Codec:
     def _their_signal(self, tag: dict[str, Any], where: str, depth: int) -> AbortSignal:
         handle = tag["handle"]
         if type(handle) is str and handle in self.signals:
+            self._touch(handle)
             return self.signals[handle]  # our own, sent back as a tag
         handle = self.check_theirs(handle, f"{where}.handle")
         aborted = tag["aborted"]
@@ -398,6 +448,8 @@ class Codec:
             controller = AbortController()
             self.controllers[handle] = controller
             self.remember(controller.signal, handle)
+        else:
+            self._touch(handle)
         if aborted and not controller.signal.aborted:
             controller.abort(self._decode(tag.get("reason"), f"{where}.reason", depth + 1))
         return controller.signal

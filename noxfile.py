@@ -8,10 +8,12 @@ through the suite and the harness) on every Python, and ``slow`` runs, once,
 on one Python, the tests of the suite's own power (the gallery, the harness
 matrix, the Node examples and variants, the statistics, the load proof), the
 passes through other processes and programs (the extras' whole-suite runs,
-the command line, the plugin through pytester) and the budget check. Both run
-on every core (pytest-xdist); the load proof runs by itself after the rest of
-the slow tier. ``nox -s bench``, ``nox -s detection``, ``nox -s fuzz`` and
-``nox -s soak`` are longer runs, kept out of the default set.
+the command line, the plugin through pytester, fastmcp's client, which its
+test installs into a virtual environment of its own under ``.venvs/``) and
+the budget check. Both run on every core (pytest-xdist); the load proof runs
+by itself after the rest of the slow tier. ``nox -s bench``, ``nox -s
+detection``, ``nox -s fuzz`` and ``nox -s soak`` are longer runs, kept out of
+the default set.
 """
 
 from __future__ import annotations
@@ -206,6 +208,9 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(python="3.11", default=False)
 def soak(session: nox.Session) -> None:
-    """100,000 concurrent asks under random interrupts (``-- ASKS --seed S``). Not part of CI."""
+    """100,000 concurrent asks under random interrupts (``-- ASKS --seed S``), then 10,000
+    asks through each bridge (``bench.soak_bridges``; needs Node.js). Not part of CI."""
     _install(session)
-    session.run("python", "-m", "bench.soak", *session.posargs, env={"PYTHONPATH": os.getcwd()})
+    env = {"PYTHONPATH": os.getcwd()}
+    session.run("python", "-m", "bench.soak", *session.posargs, env=env)
+    session.run("python", "-m", "bench.soak_bridges", env=env)

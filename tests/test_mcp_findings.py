@@ -2,20 +2,22 @@
 
 Each test pins one behaviour a user ran into: ``null`` for an optional field,
 the error of a client that cannot be asked, a question shown once, a
-provider's bad answer declined at the client, and a required field's note.
+provider's bad answer declined at the client, a required field's note, and
+a schema's ``default`` offered at the client (never assumed for a skip).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
     AskUserQuestionRequest,
     ErrorCode,
     ScriptedProvider,
@@ -23,6 +25,7 @@ from dsh_user_interaction import (
     UserInteractionService,
 )
 from dsh_user_interaction.extra.mcp import (
+    DEFAULT_KEY,
     REASON_META_KEY,
     ElicitationUnsupported,
     McpElicitationProvider,
@@ -291,3 +294,165 @@ def test_a_retry_asks_only_the_fields_that_did_not_validate() -> None:
     assert list(result.content or {}) == ["name", "n", "color"]
     assert [q["id"] for q in asked[1]["questions"]] == ["n"]
     assert asked[1]["questions"][0].get("detail", "").startswith("Please answer again: at most 3")
+
+
+# -- 6. a schema's default, at the client --------------------------------------------
+
+#: A property of every kind, each with a default the field takes; only ``n`` is required.
+_DEFAULTS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "size": {"type": "string", "title": "Size", "enum": ["s", "m"],
+                 "enumNames": ["Small", "Medium"], "default": "m"},
+        "color": {"type": "string", "oneOf": [{"const": "r", "title": "Red"},
+                                              {"const": "g", "title": "Green"}], "default": "g"},
+        "tags": {"type": "array", "default": ["b", "a"],
+                 "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"},
+                                     {"const": "c", "title": "C"}]}},
+        "agree": {"type": "boolean", "default": False},
+        "email": {"type": "string", "format": "email", "default": "ada@example.org"},
+        "n": {"type": "integer", "minimum": 1, "default": 3},
+        "ratio": {"type": "number", "default": 0.5},
+    },
+    "required": ["n"],
+}  # fmt: skip
+
+
+def _asked(
+    schema: dict[str, Any], respond: Callable[[AskUserQuestionRequest], AskUserQuestionAnswer]
+) -> tuple[types.ElicitResult, list[AskUserQuestionRequest]]:
+    """The result of sending *schema* to a client whose provider answers with *respond*, and what it asked."""
+    asked: list[AskUserQuestionRequest] = []
+
+    def record(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        asked.append(request)
+        return respond(request)
+
+    result = run(lambda: _elicit(ScriptedProvider(respond=record), schema))
+    return result, asked
+
+
+def _skip_all(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
+
+
+def test_a_default_is_shown_in_the_detail_and_carried_for_a_provider_to_preselect() -> None:
+    """Each property's default is in its question: a detail line, and the answer item that gives it."""
+
+    def respond(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        # Answer n, the required one, so the first request is the only one.
+        return {"answers": [
+            {"id": q["id"], "selected": [], "custom": "2"} if q["id"] == "n"
+            else {"id": q["id"], "selected": []}
+            for q in request["questions"]
+        ]}  # fmt: skip
+
+    _, asked = _asked(_DEFAULTS, respond)
+    [request] = asked
+    offered = {q["id"]: dict(q).get(DEFAULT_KEY) for q in request["questions"]}
+    assert offered == {
+        "size": {"selected": ["Medium"]},
+        "color": {"selected": ["Green"]},
+        "tags": {"selected": ["A", "B"]},
+        "agree": {"selected": ["No"]},
+        "email": {"selected": [], "custom": "ada@example.org"},
+        "n": {"selected": [], "custom": "3"},
+        "ratio": {"selected": [], "custom": "0.5"},
+    }
+    details = {q["id"]: q.get("detail", "").split("\n\n") for q in request["questions"]}
+    skip = "; a skip sends no answer"
+    assert f'Default: "Medium" (choose it to answer with it{skip}).' in details["size"]
+    assert f'Default: "A", "B" (choose them to answer with them{skip}).' in details["tags"]
+    assert f'Default: "No" (choose it to answer with it{skip}).' in details["agree"]
+    assert f'Default: "ada@example.org" (type it to answer with it{skip}).' in details["email"]
+    assert f"Default: 0.5 (type it to answer with it{skip})." in details["ratio"]
+    # A required field's skip is asked again, so its line says nothing of a skip.
+    assert "Default: 3 (type it to answer with it)." in details["n"]
+
+
+def test_a_provider_that_accepts_each_preselection_sends_the_defaults() -> None:
+    """Answering each question with the item under DEFAULT_KEY gives the schema's defaults back."""
+
+    def accept_defaults(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        items: list[AskUserQuestionAnswerItem] = []
+        for question in request["questions"]:
+            offer = cast("dict[str, Any]", dict(question)[DEFAULT_KEY])
+            items.append(cast("AskUserQuestionAnswerItem", {"id": question["id"], **offer}))
+        return {"answers": items}
+
+    result, asked = _asked(_DEFAULTS, accept_defaults)
+    assert len(asked) == 1
+    assert result.action == "accept"
+    assert result.content == {
+        "size": "m", "color": "g", "tags": ["a", "b"], "agree": False,
+        "email": "ada@example.org", "n": 3, "ratio": 0.5,
+    }  # fmt: skip
+
+
+def test_a_skip_of_a_field_with_a_default_sends_no_answer_never_the_default() -> None:
+    """Skipped fields with defaults are left out; a required one is asked again, its default shown."""
+    asked_count = 0
+
+    def respond(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        nonlocal asked_count
+        asked_count += 1
+        if asked_count == 1:
+            return _skip_all(request)
+        return {"answers": [{"id": "n", "selected": [], "custom": "7"}]}
+
+    result, asked = _asked(_DEFAULTS, respond)
+    assert (result.action, result.content) == ("accept", {"n": 7})
+    [again] = asked[1]["questions"]
+    assert again["id"] == "n"
+    assert dict(again)[DEFAULT_KEY] == {"selected": [], "custom": "3"}
+    assert again.get("detail", "").startswith("Please answer again: this field is required")
+    assert "Default: 3 (type it to answer with it)." in again.get("detail", "")
+    first = asked[0]["questions"]
+    assert all("a skip sends no answer" in q.get("detail", "") for q in first if q["id"] != "n")
+
+
+def test_a_default_the_field_does_not_take_is_not_offered_and_the_detail_says_why() -> None:
+    """A default of the wrong type, not an option, or outside a constraint is not offered: a note.
+
+    The form is still asked, and answered as usual; a null default offers nothing, and says nothing.
+    """
+    refused: dict[str, tuple[dict[str, Any], str]] = {
+        "unknown": ({"type": "string", "enum": ["s"], "default": "x"},
+                    "it is not one of the options"),
+        "typed": ({"type": "boolean", "default": "true"}, "it is not true or false"),
+        "long": ({"type": "string", "maxLength": 2, "default": "abc"},
+                 "at most 2 characters, not 3"),
+        "fraction": ({"type": "integer", "default": 2.5}, "it is not a whole number"),
+        "flag": ({"type": "integer", "default": True}, "it is not a whole number"),
+        "high": ({"type": "number", "maximum": 1, "default": 2}, "at most 1"),
+        "email": ({"type": "string", "format": "email", "default": "nobody"},
+                  "this is not a valid email"),
+        "twice": ({"type": "array", "items": {"enum": ["a", "b"]}, "default": ["a", "a"]},
+                  "it holds an option twice"),
+        "stray": ({"type": "array", "items": {"enum": ["a", "b"]}, "default": ["a", "z"]},
+                  "it is not one of the options"),
+        "few": ({"type": "array", "minItems": 2, "items": {"enum": ["a", "b"]}, "default": ["a"]},
+                "choose at least 2"),
+        "bare": ({"type": "array", "items": {"enum": ["a", "b"]}, "default": "a"},
+                 "it is not a list"),
+    }  # fmt: skip
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            **{name: prop for name, (prop, _) in refused.items()},
+            "none": {"type": "string", "default": None},
+        },
+    }
+    result, asked = _asked(schema, _skip_all)
+    assert (result.action, result.content) == ("accept", {})
+    [request] = asked
+    for question in request["questions"]:
+        assert DEFAULT_KEY not in question
+        lines = question.get("detail", "").split("\n\n")
+        if question["id"] == "none":
+            assert not [line for line in lines if "default" in line.lower()]
+            continue
+        problem = refused[question["id"]][1]
+        assert (
+            f"The form's default does not fit this field ({problem}); it is not offered." in lines
+        )

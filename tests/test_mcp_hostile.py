@@ -4,7 +4,8 @@ On the server side, reading a client's form content back runs on the event
 loop, so it must stay linear however many options or fields the client
 sends. On the client side, the reader of a requested schema turns any JSON,
 in any position of a property schema, into questions or a decline with the
-reason, and never raises.
+reason, and never raises; a ``default`` it offers is one the field takes,
+which reads back as itself when the human accepts it.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from dsh_user_interaction import (
     ScriptedProvider,
     UserInteractionError,
     check_request,
+    is_blank,
 )
 from dsh_user_interaction.extra.mcp import (
+    DEFAULT_KEY,
     REASON_META_KEY,
     Unsupported,
     answer_of_content,
@@ -194,10 +197,15 @@ _BASES: tuple[dict[str, Any], ...] = (
     {"type": "integer", "title": "Count", "minimum": 1, "maximum": 9, "default": 3},
     {"type": "number", "minimum": 0.5, "maximum": 1e9},
     {"type": "boolean", "title": "Agree?", "default": True},
+    {"type": "number", "minimum": 0.5, "maximum": 1e9, "default": 2.5},
     {"type": "string", "oneOf": [{"const": "r", "title": "Red"}, {"const": "g", "title": "Green"}]},
+    {"type": "string", "oneOf": [{"const": "r", "title": "Red"}, {"const": "g", "title": "Green"}],
+     "default": "g"},
     {"type": "string", "anyOf": [{"const": "r", "title": "Red"}, {"const": "g"}]},
     {"type": "string", "enum": ["s", "m"], "enumNames": ["Small", "Medium"], "default": "s"},
     {"type": "array", "title": "Tags", "minItems": 1, "maxItems": 2,
+     "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]}},
+    {"type": "array", "minItems": 1, "maxItems": 2, "default": ["b", "a"],
      "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]}},
     {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "default": ["a"]},
 )  # fmt: skip
@@ -271,21 +279,59 @@ def _an_answer(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
     return {"answers": items}
 
 
-def _asks_or_declines(schema: dict[str, Any]) -> None:
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "boolean": (bool,), "integer": (int,), "number": (int, float),
+    "array": (list,),
+}  # fmt: skip
+
+
+def _offered_defaults_read_back(
+    schema: dict[str, Any], request: AskUserQuestionRequest
+) -> list[str]:
+    """Each default a question offers is of its property's type, and accepting it gives it back.
+
+    Returns the names of the properties whose default was offered.
+    """
+    props = questions_of(_form_params(schema))
+    offered: list[str] = []
+    for prop, question in zip(props, request["questions"], strict=True):
+        offer = cast("dict[str, Any] | None", dict(question).get(DEFAULT_KEY))
+        if offer is None:
+            continue
+        offered.append(prop.name)
+        default: object = prop.schema["default"]
+        kind: str = prop.schema["type"]
+        assert isinstance(default, _JSON_TYPES[kind]), (default, kind)
+        assert not (isinstance(default, bool) and kind in ("integer", "number"))
+        item = cast("AskUserQuestionAnswerItem", {"id": prop.name, **offer})
+        content, problems = _content([prop], {"answers": [item]})
+        assert not problems, problems
+        if kind == "array":
+            picked = cast("list[str]", content[prop.name])  # in option order
+            assert sorted(picked) == sorted(cast("list[str]", default))
+        else:
+            assert content[prop.name] == default
+    return offered
+
+
+def _asks_or_declines(schema: dict[str, Any]) -> list[str]:
     """The reader declines *schema* with a reason, or its questions make a request the seam takes.
 
     An answer to that request is then turned into content (or problems) without raising
-    either: constraints are read from the same hostile schema.
+    either: constraints are read from the same hostile schema. A default offered reads
+    back as itself. Returns the names of the properties whose default was offered.
     """
     try:
         props = questions_of(_form_params(schema))
     except Unsupported as unsupported:
         assert str(unsupported)
-        return
+        return []
     request = _request("Set it up.", props, {})
     check_request(request)
-    if props:
-        _content(props, _an_answer(request))
+    if not props:
+        return []  # a confirmation: nothing to default
+    _content(props, _an_answer(request))
+    return _offered_defaults_read_back(schema, request)
 
 
 #: JSON values of every kind that break a shape: numbers, null, text, empty and odd containers.
@@ -346,3 +392,44 @@ def test_any_json_anywhere_in_a_property_schema_is_asked_or_declined_never_raise
     schema, paths = base
     for path in paths:
         _asks_or_declines(_placed(schema, path, value))
+
+
+def test_every_sound_default_is_offered() -> None:
+    """Each sound base that has a default offers it, and it reads back as itself."""
+    for base in _BASES:
+        offered = _asks_or_declines(_schema(base))
+        assert offered == (["p"] if "default" in base else [])
+
+
+#: Values near a sound default: the options' values and titles, lists of them, numbers.
+_NEAR_DEFAULTS = st.sampled_from(
+    ["r", "g", "Red", "s", "Small", "a", "b", "A", "", " ", "a@b.c", ["a"], ["a", "b"], ["b", "a"],
+     ["a", "a"], ["A"], [], 0.5, 1, 3, 9, 10, 1e9, 2e9, True, False]
+)  # fmt: skip
+
+
+@given(number=_BASE_NUMBERS, value=_json | _NEAR_DEFAULTS, required=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_any_json_as_a_default_is_offered_only_when_the_field_takes_it(
+    number: int, value: object, required: bool
+) -> None:
+    """Arbitrary JSON as the default of each kind of property is asked, never raised.
+
+    A default is offered only when it is of the property's type and reads back as
+    itself; a default that is not offered is said to be so in the question's detail,
+    unless it is null, blank text or an empty list, which offer nothing.
+    """
+    schema = _schema({**_BASES[number], "default": value})
+    if not required:
+        schema["required"] = []
+    offered = _asks_or_declines(schema)
+    props = questions_of(_form_params(schema))
+    detail = _request("Set it up.", props, {})["questions"][0].get("detail", "")
+    text = props[0].kind == "text"
+    nothing = value is None or value == [] or (text and isinstance(value, str) and is_blank(value))
+    if offered:
+        assert "Default: " in detail
+    elif not nothing:
+        assert "The form's default does not fit this field" in detail
+    else:
+        assert "default" not in detail.lower()

@@ -17,6 +17,7 @@ except ImportError as _missing:  # tested in a subprocess, with mcp hidden
     )
     raise ImportError(_msg, name="mcp") from _missing
 
+from ._callback import DEFAULT_KEY as DEFAULT_KEY
 from ._callback import ElicitationCallback as ElicitationCallback
 from ._callback import Unsupported as Unsupported
 from ._callback import elicitation_callback as elicitation_callback
@@ -35,6 +36,7 @@ from ._provider import tool_call as tool_call
 
 __all__ = [
     "ASK_META_KEY",
+    "DEFAULT_KEY",
     "PROTOCOL_VERSION",
     "REASON_META_KEY",
     "ElicitationCallback",

@@ -27,6 +27,13 @@ strict :class:`~dsh_user_interaction.UserInteractionService`:
   code and message as the reason, never a JSON-RPC error;
 * a required property's ``detail`` says that a skip is asked again, since
   every UI of the seam offers a skip;
+* a property's ``default`` that the field takes is offered, never assumed: its
+  ``detail`` shows it, and the question carries it under :data:`DEFAULT_KEY`
+  as an answer item without its id, for a provider to preselect. A skip still
+  leaves the property out: only the human's answer sends the default. A
+  default the field does not take (not one of the options, of the wrong
+  type, outside the constraints) is not offered, and the ``detail`` says so;
+  ``null``, blank text and an empty list offer nothing;
 * a schema the seam cannot ask (a URL-mode request, an unknown type, a
   malformed enum, an enum whose options cannot be told apart) is declined at
   once, with the reason in the result's ``_meta`` under
@@ -47,18 +54,21 @@ from mcp.client.session import ClientRequestContext, ElicitationFnT
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
     AskUserQuestionItem,
     AskUserQuestionRequest,
     ErrorCode,
     UserInteractionError,
     UserInteractionProvider,
     UserInteractionService,
+    is_blank,
 )
+from dsh_user_interaction._json import js_quote
 
 from ._errors import ElicitationCancelled
 from ._provider import REASON_META_KEY
 
-__all__ = ["ElicitationCallback", "Unsupported", "elicitation_callback"]
+__all__ = ["DEFAULT_KEY", "ElicitationCallback", "Unsupported", "elicitation_callback"]
 
 #: The labels of a boolean property's question.
 YES: Final = "Yes"
@@ -68,6 +78,12 @@ NO: Final = "No"
 REQUIRED: Final = "Required. A skip does not answer it: the question is asked again."
 #: The note on a property that may be left out.
 OPTIONAL: Final = "Optional: you may skip it."
+
+#: The key of a question that holds its property's default, as the answer item a human
+#: gives by accepting it (``{"selected": [label]}``, or ``{"selected": [], "custom": text}``
+#: for text and numbers), without the ``id``. An extra key (``REQ-EXTRA-1``): a provider
+#: may preselect it; one that does not still shows it in the question's ``detail``.
+DEFAULT_KEY: Final = "dsh-user-interaction/default"
 
 #: The callback the SDK's ``ClientSession`` (and ``Client``) takes as ``elicitation_callback``.
 ElicitationCallback = ElicitationFnT
@@ -98,12 +114,15 @@ class _Property:
     values: dict[str, str | bool] = field(default_factory=dict[str, "str | bool"])
     schema: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
-    def notes(self) -> list[str]:
+    def notes(self, default: str | None = None) -> list[str]:
+        """The lines of the question's detail; *default* is the line on the property's default."""
         lines: list[str] = []
         description = self.schema.get("description")
         if isinstance(description, str) and description:
             lines.append(description)
         lines.extend(_constraints(self.kind, self.schema))
+        if default is not None:
+            lines.append(default)
         # Every UI of the seam offers a skip; say what it does here, never that it cannot be.
         lines.append(REQUIRED if self.required else OPTIONAL)
         return lines
@@ -176,6 +195,82 @@ def _choices(name: str, schema: Mapping[str, Any]) -> dict[str, str | bool]:
     raise Unsupported(msg)
 
 
+def _item_of(prop: _Property, value: object) -> tuple[AskUserQuestionAnswerItem | None, str]:
+    """The answer item that gives *value* for *prop*, or ``None`` and why the field refuses it.
+
+    Only the shape is judged here: the constraints are judged by reading the item back.
+    """
+    if prop.kind == "boolean":
+        if not isinstance(value, bool):
+            return None, "it is not true or false"
+        return {"id": prop.name, "selected": [YES if value else NO]}, ""
+    if prop.kind in ("choice", "choices"):
+        by_value = {v: label for label, v in prop.values.items()}
+        picked: list[object]
+        if prop.kind == "choice":
+            picked = [value]
+        elif isinstance(value, list):
+            picked = cast("list[object]", value)
+        else:
+            return None, "it is not a list"
+        if not all(isinstance(v, str) and v in by_value for v in picked):
+            return None, "it is not one of the options"
+        chosen = set(cast("list[str]", picked))
+        if len(chosen) < len(picked):
+            return None, "it holds an option twice"
+        selected = [label for label, v in prop.values.items() if v in chosen]
+        return {"id": prop.name, "selected": selected}, ""
+    if prop.kind == "text":
+        if not isinstance(value, str):
+            return None, "it is not text"
+        return {"id": prop.name, "selected": [], "custom": value}, ""
+    whole = prop.kind == "integer"
+    if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
+        return None, "it is not a whole number" if whole else "it is not a number"
+    try:
+        text = str(value)
+    except ValueError:  # an int past Python's limit on digits for str()
+        return None, "it has too many digits"
+    return {"id": prop.name, "selected": [], "custom": text}, ""
+
+
+def _default(prop: _Property) -> tuple[dict[str, Any] | None, str | None]:
+    """The property's default as the answer item that gives it (no id), and the line on it.
+
+    ``(None, None)`` when the schema offers none: no ``default``, ``null``, blank
+    text or an empty list (which a skip already leaves empty). A default the field
+    does not take is never offered: ``(None, the line that says why)``.
+    """
+    if "default" not in prop.schema:
+        return None, None
+    value: object = prop.schema["default"]
+    if value is None or value == [] or (prop.kind == "text" and _blank_text(value)):
+        return None, None
+    item, problem = _item_of(prop, value)
+    if item is not None:
+        # The constraints are the answer's: the default must read back as itself.
+        _, problems = _content([prop], {"answers": [item]})
+        problem = problems.get(prop.name, "")
+    if item is None or problem:
+        return None, f"The form's default does not fit this field ({problem}); it is not offered."
+    if prop.kind in ("integer", "number", "text"):
+        custom = item.get("custom", "")
+        shown = js_quote(custom) if prop.kind == "text" else custom
+        how = "type it to answer with it"
+    else:
+        shown = ", ".join(js_quote(label) for label in item["selected"])
+        how = "choose it" if len(item["selected"]) == 1 else "choose them"
+        how += " to answer with " + ("it" if len(item["selected"]) == 1 else "them")
+    # MCP lets a client fill a default in; here only the human's answer gives it, never a skip.
+    skip = "" if prop.required else "; a skip sends no answer"
+    offer = {key: held for key, held in item.items() if key != "id"}
+    return offer, f"Default: {shown} ({how}{skip})."
+
+
+def _blank_text(value: object) -> bool:
+    return isinstance(value, str) and is_blank(value)
+
+
 def _property(name: str, schema: object, required: bool) -> _Property:
     if not name:
         msg = "the form has a property with an empty name"
@@ -238,7 +333,8 @@ def _request(
                            "options": [{"label": "Continue"}]}]
         }  # fmt: skip
     for number, prop in enumerate(props):
-        lines = ([message] if number == 0 and message else []) + prop.notes()
+        offer, said = _default(prop)
+        lines = ([message] if number == 0 and message else []) + prop.notes(said)
         if prop.name in problems:
             lines.insert(0, f"Please answer again: {problems[prop.name]}")
         question: dict[str, Any] = {
@@ -250,6 +346,8 @@ def _request(
             question["options"] = [{"label": label} for label in prop.values]
         if prop.kind == "choices":
             question["multiSelect"] = True
+        if offer is not None:
+            question[DEFAULT_KEY] = offer
         questions.append(cast("AskUserQuestionItem", question))
     return {"questions": questions}
 

@@ -208,8 +208,11 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(python="3.11", default=False)
 def soak(session: nox.Session) -> None:
-    """100,000 concurrent asks under random interrupts (``-- ASKS --seed S``), then 10,000
-    asks through each bridge (``bench.soak_bridges``; needs Node.js). Not part of CI."""
+    """Soak the seam, then each bridge: longer runs, not part of CI.
+
+    100,000 concurrent asks under random interrupts (``-- ASKS --seed S``), then
+    10,000 asks through each bridge (``bench.soak_bridges``; needs Node.js).
+    """
     _install(session)
     env = {"PYTHONPATH": os.getcwd()}
     session.run("python", "-m", "bench.soak", *session.posargs, env=env)

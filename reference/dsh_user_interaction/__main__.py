@@ -1,7 +1,8 @@
-"""``python -m dsh_user_interaction demo``: ask a sample batch in this terminal.
+"""``python -m dsh_user_interaction demo`` (or ``web-demo``): ask a sample batch.
 
-The terminal extra is imported only here, inside the command, so importing
-the core stays light.
+``demo`` asks it in this terminal, ``web-demo`` through the web page. Each
+extra is imported only here, inside its command, so importing the core
+stays light.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-_DESCRIPTION = "Try the terminal provider of dsh_user_interaction in this terminal."
+_DESCRIPTION = "Try the terminal provider of dsh_user_interaction here, or its web page."
 _DEMO = (
     "demo: ask a sample batch of four questions (a single choice with hostile text"
     " drawn as escapes, a multiple choice, free text and a plan review) as a"
@@ -17,27 +18,41 @@ _DEMO = (
     " It needs the terminal extra (pip install 'dsh-user-interaction[terminal]')"
     " and an interactive terminal. Exit status: 0 answered, 1 dismissed (Esc or"
     " Ctrl-C) or the extra missing, 2 a wrong command line or no terminal."
+    " web-demo: ask the same batch through the web page (pip install"
+    " 'dsh-user-interaction[web]'): it prints the page's address, secret included, on"
+    " standard error, and the answer as compact JSON on standard output. Exit status:"
+    " 0 answered, 1 dismissed, stopped or the extra missing, 2 a wrong command line."
 )
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m dsh_user_interaction",
-        usage="%(prog)s demo",
+        usage="%(prog)s {demo,web-demo} [--port PORT]",
         description=_DESCRIPTION,
         epilog=_DEMO,
     )
-    parser.add_argument("command", choices=["demo"], help="the command to run (only demo)")
+    parser.add_argument("command", choices=["demo", "web-demo"], help="the command to run")
+    parser.add_argument(
+        "--port", type=int, default=0, help="web-demo: the port (default: a free one)"
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command named in *argv* (``demo``); return the exit status."""
+    """Run the command named in *argv* (``demo`` or ``web-demo``); return the exit status."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        _parser().parse_args(args)
+        parsed = _parser().parse_args(args)
     except SystemExit as stop:  # argparse has printed the help or the usage error
         return stop.code if isinstance(stop.code, int) else 2
+    if parsed.command == "web-demo":
+        try:
+            from .extra.web._demo import run_web_demo  # noqa: PLC0415 - the extra is optional
+        except ImportError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        return run_web_demo(parsed.port)
     try:
         from .extra.terminal._demo import run_demo  # noqa: PLC0415 - the extra is optional
     except ImportError as error:

@@ -46,10 +46,11 @@ from dsh_user_interaction import (
     ErrorCode,
     UserInteractionError,
 )
+from dsh_user_interaction.extra._reading import agent_name
 
 from ._form import Form, QuestionState
 from ._layout import Shares, rows, share
-from ._view import STYLE, agent_name, help_line, question_parts, status_line
+from ._view import STYLE, help_line, question_parts, status_line
 
 __all__ = ["TerminalProvider"]
 

@@ -15,15 +15,14 @@ from typing import Final
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
 
-from dsh_user_interaction._violations import type_name
+from dsh_user_interaction.extra._reading import exact
 
 from ._form import Form, QuestionState
-from ._visible import exact, segments
+from ._visible import segments
 
 __all__ = [
     "DETAIL_KEYS",
     "STYLE",
-    "agent_name",
     "help_items",
     "help_line",
     "question_body",
@@ -46,8 +45,6 @@ STYLE: Final = Style.from_dict(
 )
 
 _CURSOR: Final = ("[SetCursorPosition]", "")
-#: The longest agent name shown, in characters; a longer one is cut, as it is one line.
-NAME_LIMIT: Final = 80
 
 
 def _text(text: object, style: str = "", *, lines: bool = False) -> StyleAndTextTuples:
@@ -75,42 +72,10 @@ def status_line(number: int, form: Form, before: int, after: int) -> StyleAndTex
     return [("class:status", text)]
 
 
-def agent_name(agent: object) -> str | None:
-    """Who is asking, as the screen shows it; ``None`` without an agent.
-
-    The agent may be any object (``REQ-AGENT-2``), so it is read defensively,
-    once per ask, and each step that raises or finds nothing falls to the next:
-    its ``name`` when that is a non-empty str, the agent itself when it is a
-    str, its ``str()``, and at last its type's name, which never fails. A str
-    subclass is read as its characters (:func:`._visible.exact`), so none of
-    its overrides runs; a name past :data:`NAME_LIMIT` characters is cut.
-    """
-    if agent is None:
-        return None
-    name = _name_attribute(agent) or exact(agent) or _str_of(agent) or type_name(agent)
-    return name if len(name) <= NAME_LIMIT else name[:NAME_LIMIT] + "..."
-
-
-def _name_attribute(agent: object) -> str | None:
-    try:
-        name = getattr(agent, "name", None)
-    except Exception:  # noqa: BLE001 - a hostile agent object must not break the screen
-        return None
-    return exact(name)
-
-
-def _str_of(agent: object) -> str | None:
-    try:
-        text = str(agent)  # may be a str subclass, from a __str__ of the agent's
-    except Exception:  # noqa: BLE001 - a hostile agent object must not break the screen
-        return None
-    return exact(text)
-
-
 def question_body(state: QuestionState, asker: str | None = None) -> StyleAndTextTuples:
     """The question on screen: who asks, header, question, detail or plan, options, text field.
 
-    *asker* is what :func:`agent_name` made of the request's agent. It is the
+    *asker* is what ``agent_name`` (``extra._reading``) made of the request's agent. It is the
     four parts of :func:`question_parts`, one after another.
     """
     return [fragment for part in question_parts(state, asker) for fragment in part]

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from typing import Final, cast
+from typing import Final
+
+from dsh_user_interaction.extra._reading import exact
 
 __all__ = ["Segment", "exact", "segments", "visible"]
 
@@ -49,20 +51,6 @@ def _escape(char: str) -> str | None:
     if category in _HIDDEN:
         return f"<U+{ord(char):04X}>"
     return None
-
-
-def exact(value: object) -> str | None:
-    """*value*'s characters as an exact ``str`` when it is a str of any kind, else ``None``.
-
-    A str subclass is copied by ``str`` itself, so none of its overrides runs
-    (``__hash__``, ``__eq__``, ``__len__``, ``__iter__``, ``__str__``...); an
-    object that only claims to be a str, through its ``__class__``, is no str.
-    The screen reads model text and the agent through this before it tests,
-    compares or caches them.
-    """
-    if not issubclass(type(value), str):
-        return None
-    return str.__str__(cast("str", value))
 
 
 def segments(text: str, *, lines: bool = False) -> tuple[Segment, ...]:

@@ -1,0 +1,321 @@
+"""The web provider's HTTP and WebSocket surface: a door into an agent, shut to all but its page.
+
+Every request must carry the server's secret: given once in the URL the
+agent prints, then kept in a ``SameSite=Strict``, ``HttpOnly`` cookie. The
+``Host`` header must name the server as it was started (no DNS rebinding),
+and every POST and the socket must come from its own ``Origin`` (no
+cross-site use; a POST must also be ``application/json``, which no plain
+form can send). Every response forbids inline script, remote content and
+framing. Bodies, pages and the rate of POSTs are limited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.resources
+import json
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from dsh_user_interaction._checks import must_violations
+from dsh_user_interaction._errors import ErrorCode
+
+from ._board import Board
+
+__all__ = ["Limits", "Settings", "build_app"]
+
+#: What every response says about where content may come from.
+CSP: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_HEADERS: Final = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    "cache-control": "no-store",
+    "cross-origin-opener-policy": "same-origin",
+    "cross-origin-resource-policy": "same-origin",
+}
+_STATIC: Final = {
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+}
+_PAGE_ID: Final = re.compile(r"p[0-9]{1,9}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the pages may send, and how much of it."""
+
+    #: The largest POST body, in bytes.
+    max_body: int = 1 << 20
+    #: Pages connected at once; one more is refused until another leaves.
+    max_pages: int = 32
+    #: POSTs per second each client may keep up, after a burst of :attr:`burst`.
+    rate: float = 20.0
+    burst: int = 50
+
+
+@dataclass
+class Settings:
+    """Who may come in: filled in once the server knows its port (until then, nobody)."""
+
+    secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    limits: Limits = field(default_factory=Limits)
+    #: ``Host`` values that name this server, such as ``127.0.0.1:8123``.
+    hosts: frozenset[str] = frozenset()
+    #: Origins of its own pages, such as ``http://127.0.0.1:8123``.
+    origins: frozenset[str] = frozenset()
+    #: The secret cookie's name: one per port, since cookies ignore ports.
+    cookie: str = "dsh-ui"
+    #: The agent's name, for the pages' greeting.
+    agent: str | None = None
+
+    def admit(self, host: str, port: int) -> None:
+        names = {host, "localhost", "127.0.0.1"} if host in {"127.0.0.1", "localhost"} else {host}
+        authorities = {f"[{n}]:{port}" if ":" in n else f"{n}:{port}" for n in names}
+        self.hosts = frozenset(authorities)
+        self.origins = frozenset(f"http://{a}" for a in authorities)
+        self.cookie = f"dsh-ui-{port}"
+
+
+def _error(status: int, message: str, question: str | None = None, **extra: object) -> Response:
+    return JSONResponse({"error": message, "question": question, **extra}, status_code=status)
+
+
+class _Buckets:
+    """A token bucket per client, for the POSTs."""
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, client: str) -> bool:
+        now = time.monotonic()
+        tokens, then = self._buckets.get(client, (float(self._limits.burst), now))
+        tokens = min(float(self._limits.burst), tokens + (now - then) * self._limits.rate)
+        if tokens < 1:
+            self._buckets[client] = (tokens, now)
+            return False
+        self._buckets[client] = (tokens - 1, now)
+        if len(self._buckets) > 1024:  # clients come and go: keep the table small
+            self._buckets = {client: self._buckets[client]}
+        return True
+
+
+class _SecurityHeaders:
+    """Adds the same protective headers to every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [
+                    (k, v) for k, v in message.get("headers", []) if k.decode() not in _HEADERS
+                ]
+                headers += [(k.encode(), v.encode()) for k, v in _HEADERS.items()]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self._app(scope, receive, send_with_headers)
+
+
+def build_app(board: Board, settings: Settings) -> ASGIApp:
+    """The ASGI application of one web provider."""
+    buckets = _Buckets(settings.limits)
+    static = importlib.resources.files("dsh_user_interaction.extra.web") / "static"
+
+    def host_ok(headers: Any) -> bool:  # noqa: ANN401 - Starlette's Headers
+        return headers.get("host", "") in settings.hosts
+
+    def secret_ok(cookies: dict[str, str]) -> bool:
+        given = cookies.get(settings.cookie, "")
+        return secrets.compare_digest(given.encode(), settings.secret.encode())
+
+    def refused(request: Request, *, post: bool) -> Response | None:
+        """Why *request* may not come in, as text for a page load and JSON for a POST."""
+
+        def refuse(status: int, message: str) -> Response:
+            return _error(status, message) if post else PlainTextResponse(message, status)
+
+        if not host_ok(request.headers):
+            return refuse(421, "this server does not answer to that host name")
+        origin = request.headers.get("origin")
+        if (post or origin is not None) and origin not in settings.origins:
+            return refuse(403, "this page's origin may not use this server")
+        if request.headers.get("sec-fetch-site", "same-origin") not in {"same-origin", "none"}:
+            return refuse(403, "cross-site requests are refused")
+        if not secret_ok(request.cookies):
+            return refuse(403, "This page needs the link, with its secret, that the agent printed.")
+        return None
+
+    async def index(request: Request) -> Response:
+        given = request.query_params.get("secret")
+        if given is not None:
+            if not host_ok(request.headers):
+                return PlainTextResponse("unknown host", status_code=421)
+            if not secrets.compare_digest(given.encode(), settings.secret.encode()):
+                return PlainTextResponse("wrong secret", status_code=403)
+            # The secret leaves the address bar at once; the cookie keeps it.
+            response: Response = RedirectResponse("/", status_code=303)
+            response.set_cookie(
+                settings.cookie, settings.secret, httponly=True, samesite="strict", path="/"
+            )
+            return response
+        problem = refused(request, post=False)
+        if problem is not None:
+            return problem
+        page = (static / "index.html").read_bytes()
+        return Response(page, media_type="text/html; charset=utf-8")
+
+    async def icon(request: Request) -> Response:
+        # Browsers ask for one on every load; there is none, and saying so costs nothing.
+        return refused(request, post=False) or Response(status_code=204)
+
+    async def asset(request: Request) -> Response:
+        problem = refused(request, post=False)
+        if problem is not None:
+            return problem
+        name = request.path_params["name"]
+        if name not in _STATIC:
+            return PlainTextResponse("not found", status_code=404)
+        return Response((static / name).read_bytes(), media_type=_STATIC[name])
+
+    async def body_of(request: Request) -> Any | Response:  # noqa: ANN401 - JSON
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _error(415, "the body must be application/json")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > settings.limits.max_body:
+                return _error(413, f"the body is larger than {settings.limits.max_body} bytes")
+            chunks.append(chunk)
+        try:
+            return json.loads(b"".join(chunks))
+        except (ValueError, RecursionError):
+            return _error(400, "the body is not JSON")
+
+    def too_late(ask_id: str) -> Response:
+        ended = board.settled.get(ask_id)
+        if ended is None:
+            return _error(404, f"no ask {ask_id!r} was ever pending here")
+        how, by = ended
+        return _error(409, "this ask is no longer pending", how=how, by=by)
+
+    async def settling(request: Request) -> tuple[str, str | None, Any] | Response:
+        """The ask, the page and the body of a POST that may settle an ask; or the refusal."""
+        problem = refused(request, post=True)
+        if problem is not None:
+            return problem
+        client = request.client.host if request.client is not None else "?"
+        if not buckets.take(client):
+            return _error(429, "too many requests: wait a moment and send again")
+        ask_id = request.path_params["ask_id"]
+        if ask_id not in board.asks:
+            return too_late(ask_id)
+        body = await body_of(request)
+        if isinstance(body, Response):
+            return body
+        page = request.headers.get("x-dsh-page", "")
+        return ask_id, page if _PAGE_ID.fullmatch(page) else None, body
+
+    async def answer(request: Request) -> Response:
+        checked = await settling(request)
+        if isinstance(checked, Response):
+            return checked
+        ask_id, page, body = checked
+        ask = board.asks.get(ask_id)
+        if ask is None:  # settled while the body was read
+            return too_late(ask_id)
+        violations = must_violations(ask.request, body)
+        if violations:
+            first = violations[0]
+            return _error(422, first.message, first.question, requirement=first.requirement)
+        board.settle(ask_id, "answered", page, answer=body)
+        return JSONResponse({"ok": True})
+
+    async def dismiss(request: Request) -> Response:
+        checked = await settling(request)
+        if isinstance(checked, Response):
+            return checked
+        ask_id, page, _ = checked
+        if not board.settle(ask_id, "dismissed", page, error=ErrorCode.ASK_CANCELLED):
+            return too_late(ask_id)
+        return JSONResponse({"ok": True})
+
+    async def socket(websocket: WebSocket) -> None:
+        headers = websocket.headers
+        if (
+            not host_ok(headers)
+            or headers.get("origin") not in settings.origins
+            or not secret_ok(websocket.cookies)
+        ):
+            await websocket.close(code=1008)
+            return
+        if len(board.pages) >= settings.limits.max_pages:
+            await websocket.close(code=1013)
+            return
+        await websocket.accept()
+        page = board.join(settings.agent)
+        writer = asyncio.ensure_future(_write(websocket, page.queue.get))
+        board.writers.add(writer)
+        writer.add_done_callback(board.writers.discard)
+        try:
+            reading = asyncio.ensure_future(websocket.receive())
+            done, _ = await asyncio.wait({reading, writer}, return_when=asyncio.FIRST_COMPLETED)
+            if reading in done and not reading.cancelled() and reading.exception() is None:
+                message = reading.result()
+                if message["type"] == "websocket.receive":
+                    # The page sends answers by POST; anything on the socket ends it.
+                    await websocket.close(code=1008)
+            else:
+                reading.cancel()
+        except WebSocketDisconnect:
+            pass
+        finally:
+            board.leave(page)
+            writer.cancel()
+            with contextlib.suppress(BaseException):
+                await writer
+
+    routes = [
+        Route("/", index, methods=["GET"]),
+        Route("/static/{name}", asset, methods=["GET"]),
+        Route("/favicon.ico", icon, methods=["GET"]),
+        Route("/asks/{ask_id}/answer", answer, methods=["POST"]),
+        Route("/asks/{ask_id}/dismiss", dismiss, methods=["POST"]),
+        WebSocketRoute("/ws", socket),
+    ]
+    return _SecurityHeaders(Starlette(routes=routes))
+
+
+async def _write(websocket: WebSocket, get: Callable[[], Awaitable[str | None]]) -> None:
+    """Send a page its messages in order; ``None`` ends the page (gone, or too slow)."""
+    while True:
+        text = await get()
+        if text is None:
+            with contextlib.suppress(Exception):
+                await websocket.close(code=1000)
+            return
+        await websocket.send_text(text)

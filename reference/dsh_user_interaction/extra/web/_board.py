@@ -1,0 +1,163 @@
+"""The pending asks and the pages that show them: the web provider's state, on one loop.
+
+Every page sees every pending ask; the first valid answer or dismissal wins,
+and every page hears how each ask ended and through which page. A page gets
+its messages through a bounded queue of its own, so a slow or stuck page is
+cut off instead of holding the agent or growing memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from dsh_user_interaction._errors import ErrorCode, UserInteractionError
+from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRequest
+
+from ._view import ask_view
+
+__all__ = ["Ask", "Board", "How", "Page"]
+
+#: How an ask stopped being pending, as the pages are told.
+How = Literal["answered", "dismissed", "withdrawn", "disposed"]
+#: Settled asks remembered, so a late answer is told how its ask ended.
+SETTLED_KEPT: Final = 1000
+#: Messages a page may have waiting before it is cut off as too slow.
+PAGE_BACKLOG: Final = 10_000
+
+
+@dataclass(eq=False)
+class Ask:
+    """One pending ask: its request, its view for the pages, and the future the agent awaits."""
+
+    id: str
+    request: AskUserQuestionRequest
+    view: dict[str, Any]
+    future: asyncio.Future[AskUserQuestionAnswer]
+
+
+@dataclass(eq=False)
+class Page:
+    """One connected page: what it is sent waits in its queue, in order."""
+
+    id: str
+    queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(PAGE_BACKLOG))
+    #: Set when the page fell too far behind; its socket is closed.
+    cut_off: bool = False
+
+
+def _encode(message: Mapping[str, Any]) -> str:
+    # ASCII only: model text may hold lone surrogates, which only an escape carries.
+    return json.dumps(message, ensure_ascii=True, separators=(",", ":"))
+
+
+class Board:
+    """The asks pending in one web provider, and its pages."""
+
+    def __init__(self) -> None:
+        self.asks: dict[str, Ask] = {}
+        self.pages: dict[str, Page] = {}
+        self.settled: collections.OrderedDict[str, tuple[How, str | None]] = (
+            collections.OrderedDict()
+        )
+        self.agent_gone = False
+        #: The tasks that send each page its messages; closing waits for them.
+        self.writers: set[asyncio.Future[None]] = set()
+        self._ask_ids = itertools.count(1)
+        self._page_ids = itertools.count(1)
+
+    # -- asks --------------------------------------------------------------
+
+    def open(self, request: AskUserQuestionRequest) -> Ask:
+        """Add *request* as a new pending ask, and show it on every page."""
+        ask_id = f"a{next(self._ask_ids)}"
+        future: asyncio.Future[AskUserQuestionAnswer] = asyncio.get_running_loop().create_future()
+        ask = Ask(ask_id, request, ask_view(ask_id, request), future)
+        self.asks[ask_id] = ask
+        self.broadcast({"type": "ask", "ask": ask.view})
+        return ask
+
+    def settle(
+        self,
+        ask_id: str,
+        how: How,
+        by: str | None,
+        *,
+        answer: AskUserQuestionAnswer | None = None,
+        error: ErrorCode | None = None,
+    ) -> bool:
+        """End a pending ask with *answer* or *error*; ``False`` if it was no longer pending."""
+        ask = self.asks.pop(ask_id, None)
+        if ask is None:
+            return False
+        if not ask.future.done():
+            if error is not None:
+                ask.future.set_exception(UserInteractionError.of(error))
+            elif answer is not None:
+                ask.future.set_result(answer)
+            else:
+                ask.future.cancel()
+        self.settled[ask_id] = (how, by)
+        while len(self.settled) > SETTLED_KEPT:
+            self.settled.popitem(last=False)
+        self.broadcast({"type": "settled", "askId": ask_id, "how": how, "by": by})
+        return True
+
+    # -- pages -------------------------------------------------------------
+
+    def join(self, agent: str | None) -> Page:
+        """A new page: it is sent hello and every pending ask, oldest first."""
+        page = Page(f"p{next(self._page_ids)}")
+        self.pages[page.id] = page
+        self._send(page, {"type": "hello", "page": page.id, "agent": agent})
+        pending = [ask.view for ask in self.asks.values()]
+        self._send(page, {"type": "pending", "asks": pending})
+        if self.agent_gone:
+            self._send(page, {"type": "gone"})
+        return page
+
+    def leave(self, page: Page) -> None:
+        self.pages.pop(page.id, None)
+
+    def broadcast(self, message: Mapping[str, Any]) -> None:
+        text = _encode(message)
+        for page in list(self.pages.values()):
+            self._put(page, text)
+
+    def _send(self, page: Page, message: Mapping[str, Any]) -> None:
+        self._put(page, _encode(message))
+
+    def _put(self, page: Page, text: str) -> None:
+        if page.cut_off:
+            return
+        try:
+            page.queue.put_nowait(text)
+        except asyncio.QueueFull:
+            # Too slow to keep up: cut it off; it sees every pending ask again when it reconnects.
+            self.end(page)
+
+    def goodbye(self) -> None:
+        """The provider is going: every pending ask ends as disposed, and every page is told."""
+        for ask_id in list(self.asks):
+            self.settle(ask_id, "disposed", None, error=ErrorCode.PROVIDER_DISPOSED)
+        self.agent_gone = True
+        self.broadcast({"type": "gone"})
+        for page in list(self.pages.values()):
+            self.end(page)
+
+    def end(self, page: Page) -> None:
+        """Close *page* once what it was sent so far has gone out."""
+        self.pages.pop(page.id, None)
+        if not page.cut_off:
+            page.cut_off = True
+            try:
+                page.queue.put_nowait(None)
+            except asyncio.QueueFull:
+                while not page.queue.empty():
+                    page.queue.get_nowait()
+                page.queue.put_nowait(None)

@@ -1,0 +1,184 @@
+"""WebProvider: a local page, served by Starlette on uvicorn, that answers the agent's asks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+from collections.abc import Generator
+from types import TracebackType
+from typing import Final, Self
+
+import uvicorn
+
+from dsh_user_interaction._checks import check_request
+from dsh_user_interaction._errors import ErrorCode, UserInteractionError
+from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRequest
+
+from ._app import Limits, Settings, build_app
+from ._board import Board
+
+__all__ = ["WebProvider"]
+
+#: Seconds the server may take to start listening.
+START_TIMEOUT: Final = 10.0
+#: Seconds closing waits for the pages to be told the agent has gone.
+GOODBYE_TIMEOUT: Final = 1.0
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, minus its signal handlers: Ctrl-C belongs to the application."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        yield
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class WebProvider:
+    """A :class:`~dsh_user_interaction.UserInteractionProvider` whose UI is a web page.
+
+    Starting it (``async with``, or :meth:`start`) serves the page on
+    ``127.0.0.1`` and a free port; :attr:`url` is the address to open, with
+    the server's secret in it (print it for the human; anyone with it can
+    answer). Every page connected sees every pending ask; the first valid
+    answer or dismissal wins, and the others see how it ended.
+
+    An ask ends with the human's answer (a skipped question is
+    ``{"id", "selected": []}``), ``ASK_CANCELLED`` when they dismiss it,
+    ``ASK_ABORTED`` when its signal aborts (the pages show it withdrawn),
+    and ``PROVIDER_DISPOSED`` when the provider closes (the pages show that
+    the agent has gone). An answer that breaks the seam's rules is refused at
+    the door, with a reason naming the field, and the page keeps the draft.
+
+    *host* other than loopback needs *allow_remote*: the page is then open
+    to every machine that can reach the port and knows the secret, over
+    plain HTTP (put it behind a TLS proxy).
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        allow_remote: bool = False,
+        agent: str | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        if not _loopback(host) and not allow_remote:
+            msg = (
+                f"WebProvider(host={host!r}) would open the page beyond this machine; "
+                "pass allow_remote=True if that is meant"
+            )
+            raise ValueError(msg)
+        self._host = host
+        self._port = port
+        self._board = Board()
+        self._settings = Settings(limits=limits or Limits(), agent=agent)
+        self._server: _Server | None = None
+        self._serving: asyncio.Task[None] | None = None
+        self._starting: asyncio.Future[None] | None = None
+        self._closed = False
+        self._url = ""
+
+    @property
+    def url(self) -> str:
+        """The page's address, secret included; empty until started."""
+        return self._url
+
+    @property
+    def pending_count(self) -> int:
+        """How many asks are pending."""
+        return len(self._board.asks)
+
+    async def start(self) -> Self:
+        """Serve the page, if not yet serving."""
+        if self._closed:
+            raise UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED)
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._serve())
+        await asyncio.shield(self._starting)
+        return self
+
+    async def _serve(self) -> None:
+        config = uvicorn.Config(
+            build_app(self._board, self._settings),
+            host=self._host,
+            port=self._port,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            ws="websockets-sansio",
+            timeout_graceful_shutdown=1,
+        )
+        server = _Server(config)
+        self._server = server
+        self._serving = asyncio.ensure_future(server.serve())
+        async with asyncio.timeout(START_TIMEOUT):
+            while not server.started:
+                if self._serving.done():
+                    self._serving.result()  # its error, if it failed
+                    msg = f"the web provider could not listen on {self._host}:{self._port}"
+                    raise OSError(msg)
+                await asyncio.sleep(0.005)
+        port = int(server.servers[0].sockets[0].getsockname()[1])
+        self._settings.admit(self._host, port)
+        shown = f"[{self._host}]" if ":" in self._host else self._host
+        self._url = f"http://{shown}:{port}/?secret={self._settings.secret}"
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """Show *request* on every page; the first valid answer or dismissal settles it."""
+        if self._closed:
+            raise UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED)
+        check_request(request)
+        await self.start()
+        signal = request.get("signal")
+        ask = self._board.open(request)
+
+        def withdraw(_signal: object) -> None:
+            self._board.settle(ask.id, "withdrawn", None, error=ErrorCode.ASK_ABORTED)
+
+        remove = signal.add_listener(withdraw) if signal is not None else None
+        try:
+            return await ask.future
+        except asyncio.CancelledError:
+            self._board.settle(ask.id, "withdrawn", None)
+            raise
+        finally:
+            if remove is not None:
+                remove()
+
+    async def aclose(self) -> None:
+        """Tell every page the agent has gone, end the pending asks, stop serving. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._board.goodbye()
+        server, serving = self._server, self._serving
+        if server is None or serving is None:
+            return
+        # Let every page hear "gone" before the server closes its socket.
+        if self._board.writers:
+            await asyncio.wait(set(self._board.writers), timeout=GOODBYE_TIMEOUT)
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await serving
+
+    async def __aenter__(self) -> Self:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()

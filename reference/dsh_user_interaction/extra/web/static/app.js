@@ -1,0 +1,514 @@
+/*
+ * The page of dsh_user_interaction.extra.web: one card per pending ask.
+ *
+ * The server speaks over the socket at /ws (hello, pending, ask, settled,
+ * gone) and the page never sends on it. Answers and dismissals are POSTs to
+ * /asks/{askId}/answer and /asks/{askId}/dismiss.
+ *
+ * Rule: model text (agent name, headers, questions, details, labels,
+ * descriptions) reaches the DOM only as textContent: never as HTML, an
+ * attribute or a URL.
+ *
+ * DOM contract (roles and accessible names; nothing else is promised):
+ * - A pending ask is an <article> named, through aria-labelledby, by its
+ *   heading: the first question's header, or its question when it has none.
+ *   data-ask-id holds the ask id, data-question-id the question id (both
+ *   for debugging only).
+ * - Generic card: each question is a <fieldset> (role group) named by its
+ *   <legend>, the question text. Inside it:
+ *   - one radio (single-select) or checkbox (multi-select) per option, named
+ *     by a <label> whose text is exactly the option's label; the description
+ *     is a separate element, linked by aria-describedby;
+ *   - a textbox named "Other (replaces the choice)" (single-select),
+ *     "Other (added to the picks)" (multi-select) or "Answer" (no options);
+ *   - a checkbox named "Skip this question".
+ *   The card ends with the buttons "Send" and "Dismiss" (Ctrl+Enter in the
+ *   card is Send). Send refuses a question with no pick, no text and no
+ *   Skip: skipping is a deliberate act.
+ * - Plan card (intent plan-review; one single-select question with a detail,
+ *   at most two options, the approve label among them): a <fieldset> named
+ *   by the question, the plan in a region named "Plan", a textbox named
+ *   "Feedback", then one button per option named by its label (approve
+ *   first), then "Dismiss". With feedback typed, the other option's button
+ *   sends the feedback in place of that option. A plan card with a single
+ *   option has a "Send feedback" button instead.
+ * - A refused answer shows the server's reason as role="alert" text at the
+ *   question it names, else at the card's buttons; the card keeps every
+ *   draft. The connection is the role="status" line; the "Recent" list
+ *   (role="log") says how each ask ended.
+ */
+
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 5000;
+const POST_TIMEOUT_MS = 30000;
+const RECENT_MAX = 50;
+const TITLE_MAX = 80; // code points of a title quoted in the Recent list
+
+const state = {
+  pageId: null, // this page's id on the current connection
+  pageIds: new Set(), // every id this page had: an ask settled "by" one was settled here
+  cards: new Map(), // askId -> card, in display order
+  gone: false,
+  retryMs: RETRY_FIRST_MS,
+};
+
+let serial = 0;
+const uid = (prefix) => `${prefix}-${++serial}`;
+const byId = (id) => document.getElementById(id);
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** An element holding model text: as text, its direction isolated. */
+function modelText(tag, className, value) {
+  const node = el(tag, className ? `model ${className}` : 'model', String(value ?? ''));
+  node.dir = 'auto';
+  return node;
+}
+
+function shorten(text) {
+  const points = Array.from(text);
+  return points.length > TITLE_MAX ? `${points.slice(0, TITLE_MAX).join('')}…` : text;
+}
+
+/** Give *control* an id and point *label* (a <label>) at it. */
+function labelFor(control, label) {
+  control.id = uid('in');
+  label.htmlFor = control.id;
+  return label;
+}
+
+function alertLine() {
+  const node = el('p', 'error');
+  node.setAttribute('role', 'alert');
+  return node;
+}
+
+function button(text, className, onClick) {
+  const node = el('button', className, text);
+  node.type = 'button';
+  node.addEventListener('click', onClick);
+  return node;
+}
+
+// A long detail scrolls inside its box; a box that scrolls takes focus, so
+// the keyboard can scroll it too.
+const scrollers = new ResizeObserver((entries) => {
+  for (const { target } of entries) {
+    if (target.scrollHeight > target.clientHeight + 1) target.tabIndex = 0;
+    else target.removeAttribute('tabindex');
+  }
+});
+
+function scrollBox(className, name, value) {
+  const box = modelText('div', className, value);
+  box.setAttribute('role', 'region');
+  box.setAttribute('aria-label', name);
+  scrollers.observe(box);
+  return box;
+}
+
+/* ---- Cards ---------------------------------------------------------- */
+
+function isPlan(questions) {
+  if (questions.length !== 1) return false;
+  const [q] = questions;
+  const intent = q.intent;
+  return (
+    intent != null &&
+    intent.kind === 'plan-review' &&
+    q.multiSelect !== true &&
+    typeof q.detail === 'string' &&
+    q.options.length >= 1 &&
+    q.options.length <= 2 &&
+    q.options.some((option) => option.label === intent.approve)
+  );
+}
+
+function normalQuestion(q) {
+  return { ...q, options: Array.isArray(q?.options) ? q.options : [] };
+}
+
+function newCard(ask) {
+  const questions = (Array.isArray(ask.questions) ? ask.questions : []).map(normalQuestion);
+  const first = questions[0];
+  const title = String((first && (first.header || first.question)) || 'Question');
+  const node = el('article', 'card');
+  node.dataset.askId = ask.askId;
+  const heading = modelText('h3', 'title', title);
+  heading.id = uid('title');
+  heading.tabIndex = -1;
+  node.setAttribute('aria-labelledby', heading.id);
+  node.append(heading);
+
+  const meta = el('p', 'meta');
+  if (ask.agent != null) meta.append('From ', modelText('bdi', 'agent', ask.agent));
+  if (questions.length > 1) meta.append(`${ask.agent != null ? ' · ' : ''}${questions.length} questions`);
+  if (meta.childNodes.length) node.append(meta);
+
+  const card = { askId: ask.askId, title, node, heading, entries: [], error: alertLine(), busy: false };
+  const actions = el('div', 'actions');
+  if (isPlan(questions)) {
+    node.classList.add('plan');
+    planBody(card, questions[0], actions);
+  } else {
+    questions.forEach((q, index) => node.append(questionBlock(card, q, index)));
+    actions.append(button('Send', 'primary', () => sendGeneric(card)));
+    node.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        sendGeneric(card);
+      }
+    });
+  }
+  actions.append(button('Dismiss', 'secondary', () => post(card, 'dismiss', {})));
+  node.append(actions, card.error);
+  return card;
+}
+
+function questionBlock(card, q, index) {
+  const block = el('div', 'question');
+  // The first header is the card's heading already.
+  if (index > 0 && q.header) block.append(modelText('p', 'q-header', q.header));
+  const fieldset = el('fieldset');
+  fieldset.dataset.questionId = q.id;
+  fieldset.append(modelText('legend', null, q.question));
+  if (q.detail !== undefined && q.detail !== '') fieldset.append(scrollBox('detail', 'Details', q.detail));
+
+  const multi = q.multiSelect === true;
+  const group = uid('group');
+  const options = el('div', 'options');
+  const choices = q.options.map((option) => {
+    const row = el('div', 'option');
+    const input = el('input');
+    input.type = multi ? 'checkbox' : 'radio';
+    input.name = group;
+    row.append(input, labelFor(input, modelText('label', null, option.label)));
+    if (option.description) {
+      const description = modelText('p', 'description', option.description);
+      description.id = uid('desc');
+      input.setAttribute('aria-describedby', description.id);
+      row.append(description);
+    }
+    options.append(row);
+    return { input, label: String(option.label ?? '') };
+  });
+  if (choices.length) fieldset.append(options);
+
+  const text = el('textarea', 'text');
+  text.rows = 2;
+  const name = !choices.length ? 'Answer' : multi ? 'Other (added to the picks)' : 'Other (replaces the choice)';
+  const other = el('div', 'other');
+  other.append(labelFor(text, el('label', null, name)), text);
+  if (!multi) {
+    // Typed text wins over the pick; show the pick as set aside.
+    text.addEventListener('input', () => options.classList.toggle('overridden', text.value.trim() !== ''));
+  }
+
+  const skip = el('input');
+  skip.type = 'checkbox';
+  const skipRow = el('div', 'skip');
+  skipRow.append(skip, labelFor(skip, el('label', null, 'Skip this question')));
+  skip.addEventListener('change', () => {
+    // Disabled, not cleared: unchecking Skip gives the draft back.
+    for (const choice of choices) choice.input.disabled = skip.checked;
+    text.disabled = skip.checked;
+    fieldset.classList.toggle('skipped', skip.checked);
+  });
+
+  const error = alertLine();
+  fieldset.append(other, skipRow, error);
+  block.append(fieldset);
+  card.entries.push({ q, fieldset, choices, text, skip, multi, error });
+  return block;
+}
+
+function planBody(card, q, actions) {
+  const approve = q.intent.approve;
+  const approveOption = q.options.find((option) => option.label === approve);
+  const otherOption = q.options.find((option) => option.label !== approve);
+  const fieldset = el('fieldset');
+  fieldset.dataset.questionId = q.id;
+  fieldset.append(modelText('legend', null, q.question), scrollBox('plan-text', 'Plan', q.detail));
+
+  const feedback = el('textarea', 'text');
+  feedback.rows = 3;
+  const hint = el('p', 'hint');
+  hint.id = uid('hint');
+  feedback.setAttribute('aria-describedby', hint.id);
+  if (otherOption) hint.append('Typed feedback is sent with “', modelText('bdi', null, otherOption.label), '”, in place of that choice.');
+  else hint.append('Typed feedback is sent in place of approving.');
+  const other = el('div', 'other');
+  other.append(labelFor(feedback, el('label', null, 'Feedback')), hint, feedback);
+  const error = alertLine();
+  fieldset.append(other, error);
+  card.node.append(fieldset);
+  card.entries.push({ q, fieldset, error });
+
+  const typed = () => (feedback.value.trim() !== '' ? feedback.value : null);
+  const answer = (item) => post(card, 'answer', { answers: [{ id: q.id, ...item }] });
+  actions.append(choice(approveOption, 'primary', () => answer({ selected: [approve] })));
+  if (otherOption) {
+    actions.append(
+      choice(otherOption, 'secondary', () => {
+        const custom = typed();
+        answer(custom === null ? { selected: [otherOption.label] } : { selected: [], custom });
+      }),
+    );
+  } else {
+    actions.append(
+      button('Send feedback', 'secondary', () => {
+        const custom = typed();
+        if (custom === null) showError(card, 'Type some feedback first.', q.id);
+        else answer({ selected: [], custom });
+      }),
+    );
+  }
+}
+
+/** A plan card's button, named by the option's label, its description beside it. */
+function choice(option, className, onClick) {
+  const wrap = el('div', 'choice');
+  const control = button(String(option.label ?? ''), `model ${className}`, onClick);
+  control.dir = 'auto';
+  wrap.append(control);
+  if (option.description) {
+    const description = modelText('p', 'description', option.description);
+    description.id = uid('desc');
+    control.setAttribute('aria-describedby', description.id);
+    wrap.append(description);
+  }
+  return wrap;
+}
+
+/* ---- Answering ------------------------------------------------------ */
+
+/** The answer item a generic question holds now, or null when it holds nothing. */
+function itemOf(entry) {
+  const { q, choices, text, skip, multi } = entry;
+  if (skip.checked) return { id: q.id, selected: [] };
+  const selected = [];
+  for (const { input, label } of choices) {
+    if (input.checked && !selected.includes(label)) selected.push(label);
+  }
+  const typed = text.value.trim() !== '';
+  // Single-select: typed text replaces the choice. Multi-select: it is added.
+  if (typed && !multi) return { id: q.id, selected: [], custom: text.value };
+  if (typed) return { id: q.id, selected, custom: text.value };
+  return selected.length ? { id: q.id, selected } : null;
+}
+
+function sendGeneric(card) {
+  if (card.busy) return;
+  clearErrors(card);
+  const answers = [];
+  let firstEmpty = null;
+  for (const entry of card.entries) {
+    const item = itemOf(entry);
+    if (item === null) {
+      entry.error.textContent = entry.choices.length
+        ? 'Pick an option, type in Other, or check “Skip this question”.'
+        : 'Type an answer, or check “Skip this question”.';
+      firstEmpty ??= entry;
+    }
+    answers.push(item);
+  }
+  if (firstEmpty) {
+    const target = firstEmpty.choices.find((c) => c.input.checked) ?? firstEmpty.choices[0];
+    (target ? target.input : firstEmpty.text).focus();
+    return;
+  }
+  post(card, 'answer', { answers });
+}
+
+function clearErrors(card) {
+  card.error.textContent = '';
+  for (const entry of card.entries) entry.error.textContent = '';
+}
+
+function showError(card, message, questionId) {
+  const entry = card.entries.find((e) => e.q.id === questionId);
+  (entry ? entry.error : card.error).textContent = message;
+}
+
+function setBusy(card, busy) {
+  card.busy = busy;
+  // aria-disabled, not disabled: the focused button keeps its focus.
+  for (const control of card.node.querySelectorAll('.actions button')) {
+    control.setAttribute('aria-disabled', String(busy));
+  }
+  if (busy) card.node.setAttribute('aria-busy', 'true');
+  else card.node.removeAttribute('aria-busy');
+}
+
+/** POST an answer or a dismissal; on refusal, keep the card and say why. */
+async function post(card, action, body) {
+  if (card.busy || state.gone) return;
+  clearErrors(card);
+  setBusy(card, true);
+  let reply;
+  let data = null;
+  try {
+    reply = await fetch(`/asks/${encodeURIComponent(card.askId)}/${action}`, {
+      method: 'POST',
+      credentials: 'same-origin',
+      cache: 'no-store',
+      headers: { 'Content-Type': 'application/json', 'X-Dsh-Page': state.pageId ?? '' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+    });
+    data = await reply.json().catch(() => null);
+  } catch {
+    setBusy(card, false);
+    card.error.textContent = 'No reply from the server. Your answers are kept: send again if this card stays.';
+    return;
+  }
+  setBusy(card, false);
+  const current = state.cards.get(card.askId) === card;
+  if (reply.ok) {
+    // The settled message that follows finds no card, and adds nothing.
+    if (current) settle(card.askId, action === 'answer' ? 'answered' : 'dismissed', state.pageId);
+  } else if (reply.status === 409) {
+    // Settled elsewhere first: the card goes, and the Recent line says so.
+    if (current) settle(card.askId, data?.how, data?.by, 'yours was not sent');
+    else record('Not sent', card.title, 'it was no longer pending');
+  } else if (current) {
+    const reason = typeof data?.error === 'string' ? data.error : `The server refused this (HTTP ${reply.status}).`;
+    showError(card, reason, data?.question);
+  }
+}
+
+/* ---- Messages ------------------------------------------------------- */
+
+function describe(how, by) {
+  const here = by != null && state.pageIds.has(by);
+  const where = by == null ? '' : here ? ' here' : ' in another page';
+  switch (how) {
+    case 'answered': return `Answered${where}`;
+    case 'dismissed': return `Dismissed${where}`;
+    case 'withdrawn': return 'Withdrawn by the agent';
+    case 'disposed': return 'The agent has gone';
+    default: return 'No longer pending';
+  }
+}
+
+function addCard(ask) {
+  if (ask == null || typeof ask.askId !== 'string' || state.cards.has(ask.askId)) return;
+  const card = newCard(ask);
+  state.cards.set(ask.askId, card);
+  byId('cards').append(card.node);
+  refresh();
+}
+
+/** Remove a settled ask's card, if it has one, and record how it ended. */
+function settle(askId, how, by, note) {
+  const card = state.cards.get(askId);
+  if (!card) return;
+  if (card.node.contains(document.activeElement)) {
+    // Keep keyboard users in the list rather than at the top of the page.
+    const next = card.node.nextElementSibling ?? card.node.previousElementSibling;
+    (next?.querySelector('.title') ?? byId('pending-title')).focus();
+  }
+  for (const box of card.node.querySelectorAll('[role="region"]')) scrollers.unobserve(box);
+  card.node.remove();
+  state.cards.delete(askId);
+  record(describe(how, by), card.title, note);
+  refresh();
+}
+
+/** The snapshot after (re)connecting: cards of asks still pending keep their drafts. */
+function replaceAll(asks) {
+  const pending = Array.isArray(asks) ? asks : [];
+  const ids = new Set(pending.map((ask) => ask?.askId));
+  for (const askId of [...state.cards.keys()]) {
+    if (!ids.has(askId)) settle(askId, null, null, 'settled while this page was disconnected');
+  }
+  for (const ask of pending) addCard(ask);
+  // Snapshot order, moving only nodes out of place (a move drops focus).
+  const container = byId('cards');
+  const order = pending.map((ask) => state.cards.get(ask?.askId)).filter(Boolean);
+  order.forEach((card, index) => {
+    if (container.children[index] !== card.node) container.insertBefore(card.node, container.children[index] ?? null);
+  });
+  state.cards = new Map(order.map((card) => [card.askId, card]));
+  refresh();
+}
+
+function agentGone() {
+  state.gone = true;
+  for (const askId of [...state.cards.keys()]) settle(askId, 'disposed', null);
+  document.body.classList.add('gone');
+  setStatus('The agent has gone. Nothing here can be answered any more.');
+  byId('empty').textContent = 'Nothing to answer: the agent has gone.';
+  refresh();
+}
+
+/** Apply one server message to the page. */
+function receive(message) {
+  switch (message?.type) {
+    case 'hello':
+      state.pageId = message.page;
+      state.pageIds.add(message.page);
+      state.retryMs = RETRY_FIRST_MS;
+      byId('agent').hidden = message.agent == null;
+      byId('agent-name').textContent = String(message.agent ?? '');
+      setStatus('Connected.');
+      break;
+    case 'pending': replaceAll(message.asks); break;
+    case 'ask': addCard(message.ask); break;
+    case 'settled': settle(message.askId, message.how, message.by); break;
+    case 'gone': agentGone(); break;
+    default: break; // unknown messages are for newer pages
+  }
+}
+
+/* ---- Page chrome ---------------------------------------------------- */
+
+function setStatus(text) {
+  byId('status').textContent = text;
+}
+
+function record(what, title, note) {
+  const item = el('li');
+  item.append(el('span', 'when', new Date().toLocaleTimeString()), ' ', el('span', 'how', what), ': ', modelText('bdi', 'what', shorten(title)));
+  if (note) item.append(` (${note})`);
+  const list = byId('recent');
+  list.prepend(item);
+  while (list.children.length > RECENT_MAX) list.lastElementChild.remove();
+}
+
+function refresh() {
+  const count = state.cards.size;
+  byId('empty').hidden = count > 0;
+  const base = state.gone ? 'The agent has gone' : 'Questions from the agent';
+  document.title = count ? `(${count}) ${base}` : base;
+}
+
+/* ---- Connection ----------------------------------------------------- */
+
+function connect() {
+  const scheme = location.protocol === 'https:' ? 'wss://' : 'ws://';
+  const socket = new WebSocket(`${scheme}${location.host}/ws`);
+  socket.addEventListener('message', (event) => {
+    let message;
+    try {
+      message = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    receive(message);
+  });
+  socket.addEventListener('close', () => {
+    if (state.gone) return;
+    setStatus('Connection lost. Reconnecting…');
+    setTimeout(connect, state.retryMs);
+    state.retryMs = Math.min(state.retryMs * 2, RETRY_MAX_MS);
+  });
+}
+
+refresh();
+connect();

@@ -1,0 +1,579 @@
+"""The web provider's server, over real HTTP and WebSockets on loopback.
+
+Each test starts a real uvicorn server on 127.0.0.1 and a free port, talks to
+it as a page would (httpx for the POSTs, the websockets client for the
+socket), and closes it. The browser's own part is proven in the browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from dsh_user_interaction import (
+    AbortController,
+    ErrorCode,
+    UserInteractionError,
+    UserInteractionService,
+)
+from dsh_user_interaction.extra.web import Limits, WebProvider
+from dsh_user_interaction.extra.web._board import Board, Page
+
+T = TypeVar("T")
+
+#: Every test's own bound: nothing here may hang.
+BOUND = 10.0
+
+
+def run(test: Callable[[], Awaitable[T]]) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(BOUND):
+            return await test()
+
+    return asyncio.run(bounded())
+
+
+class Door:
+    """One web provider, seen from a page: its address, its cookie and its origin."""
+
+    def __init__(self, provider: WebProvider) -> None:
+        self.provider = provider
+        parts = urlsplit(provider.url)
+        self.base = f"{parts.scheme}://{parts.netloc}"
+        self.host = parts.netloc
+        self.secret = parts.query.removeprefix("secret=")
+        self.cookie = f"dsh-ui-{parts.port}={self.secret}"
+        self.http = httpx.AsyncClient(base_url=self.base, follow_redirects=False)
+
+    def headers(self, **extra: str) -> dict[str, str]:
+        return {"cookie": self.cookie, "origin": self.base, **extra}
+
+    async def post(self, path: str, body: object, **headers: str) -> httpx.Response:
+        sent = {"content-type": "application/json", **self.headers(), **headers}
+        return await self.http.post(path, content=json.dumps(body), headers=sent)
+
+    @asynccontextmanager
+    async def page(self, host: str | None = None, **headers: str) -> AsyncGenerator[Socket]:
+        """A page's socket; *host* names the server otherwise, as DNS rebinding would."""
+        uri = f"ws://{host or self.host}/ws"
+        with socket.create_connection(("127.0.0.1", urlsplit(self.base).port or 0)) as raw:
+            options = {"additional_headers": self.headers(**headers), "sock": raw}
+            async with connect(uri, **options) as opened:  # type: ignore[arg-type]
+                yield Socket(opened)
+
+
+class Socket:
+    """A page's socket: reads the server's messages as JSON."""
+
+    def __init__(self, opened: ClientConnection) -> None:
+        self.socket = opened
+        self.id = ""
+
+    async def next(self) -> dict[str, Any]:
+        message: dict[str, Any] = json.loads(await self.socket.recv())
+        if message["type"] == "hello":
+            self.id = message["page"]
+        return message
+
+    async def until(self, kind: str) -> dict[str, Any]:
+        while True:
+            message = await self.next()
+            if message["type"] == kind:
+                return message
+
+
+@asynccontextmanager
+async def door(**options: Any) -> AsyncGenerator[Door]:
+    async with WebProvider(**options) as provider:
+        opened = Door(provider)
+        try:
+            yield opened
+        finally:
+            await opened.http.aclose()
+
+
+def request(*questions: dict[str, Any], **extra: Any) -> Any:
+    return {"questions": list(questions) or [CHOICE], **extra}
+
+
+#: No labels: a skip, or custom text alone.
+NOTHING: list[str] = []
+CHOICE: Any = {"id": "q", "question": "Deploy?", "options": [{"label": "Yes"}, {"label": "No"}]}
+MANY: Any = {
+    "id": "m",
+    "question": "Which?",
+    "multiSelect": True,
+    "options": [{"label": "a"}, {"label": "b"}],
+}
+
+
+async def until(check: Callable[[], bool]) -> None:
+    """Wait until *check()* holds: the provider's state is read from outside, so poll it."""
+    while not check():  # noqa: ASYNC110 - no event to wait on from outside the provider
+        await asyncio.sleep(0.001)
+
+
+async def started(provider: WebProvider, ask: Any, count: int = 1) -> asyncio.Task[Any]:
+    """Ask in a task, and wait until *count* asks are pending."""
+    task = asyncio.ensure_future(provider.ask(ask))
+    await until(lambda: provider.pending_count >= count or task.done())
+    return task
+
+
+# -- asks and pages ---------------------------------------------------------------------
+
+
+def test_every_page_sees_the_ask_and_hears_who_answered_it() -> None:
+    async def main() -> None:
+        async with door(agent="planner") as d, d.page() as one, d.page() as two:
+            hello = await one.next()
+            assert hello == {"type": "hello", "page": one.id, "agent": "planner"}
+            assert await one.next() == {"type": "pending", "asks": []}
+            await two.until("pending")
+            task = await started(d.provider, request())
+            shown = (await one.until("ask"))["ask"]
+            assert shown == (await two.until("ask"))["ask"]
+            assert shown["questions"] == [{**CHOICE, "multiSelect": False}]
+            answer = {"answers": [{"id": "q", "selected": ["Yes"]}]}
+            sent = await d.post(f"/asks/{shown['askId']}/answer", answer, **{"x-dsh-page": one.id})
+            assert sent.status_code == 200, sent.text
+            assert await task == answer
+            settled = {"type": "settled", "askId": shown["askId"], "how": "answered", "by": one.id}
+            assert await one.until("settled") == settled
+            assert await two.until("settled") == settled
+
+    run(main)
+
+
+def test_the_first_answer_wins_and_a_later_one_is_told_it_came_too_late() -> None:
+    async def main() -> None:
+        async with door() as d, d.page() as page:
+            task = await started(d.provider, request())
+            ask_id = (await page.until("ask"))["ask"]["askId"]
+            first = {"answers": [{"id": "q", "selected": ["No"]}]}
+            assert (
+                await d.post(f"/asks/{ask_id}/answer", first, **{"x-dsh-page": "p9"})
+            ).is_success
+            late = await d.post(
+                f"/asks/{ask_id}/answer", {"answers": [{"id": "q", "selected": NOTHING}]}
+            )
+            assert late.status_code == 409
+            assert late.json() == {
+                "error": "this ask is no longer pending",
+                "question": None,
+                "how": "answered",
+                "by": "p9",
+            }
+            assert (await d.post(f"/asks/{ask_id}/dismiss", {})).status_code == 409
+            assert (await d.post("/asks/a999/answer", first)).status_code == 404
+            assert await task == first
+
+    run(main)
+
+
+def test_a_page_that_connects_late_sees_every_pending_ask_in_order() -> None:
+    async def main() -> None:
+        async with door() as d:
+            tasks = [
+                await started(d.provider, request({**CHOICE, "question": f"Q{n}?"}), n + 1)
+                for n in range(3)
+            ]
+            async with d.page() as page:
+                pending = (await page.until("pending"))["asks"]
+            assert [a["questions"][0]["question"] for a in pending] == ["Q0?", "Q1?", "Q2?"]
+            assert [a["askId"] for a in pending] == ["a1", "a2", "a3"]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    run(main)
+
+
+@pytest.mark.parametrize(
+    ("answer", "question", "words"),
+    [
+        ({"answers": []}, None, "answers has 0 item(s)"),
+        ({"answers": [{"id": "other", "selected": NOTHING}]}, "q", "answers[0].id"),
+        ({"answers": [{"id": "q", "selected": ["Maybe"]}]}, "q", '"Maybe"'),
+        ({"answers": [{"id": "q", "selected": ["Yes", "No"]}]}, "q", "single-select"),
+        ({"answers": [{"id": "q", "selected": ["Yes"], "custom": "and"}]}, "q", "custom overrides"),
+        (
+            {"answers": [{"id": "q", "selected": NOTHING, "custom": "\u3000 "}]},
+            "q",
+            "answers[0].custom",
+        ),
+        ({"answers": [{"id": "q", "selected": "Yes"}]}, "q", "answers[0].selected"),
+        ({"reply": "yes"}, None, '"reply"'),
+    ],
+)
+def test_an_answer_that_breaks_the_rules_is_refused_naming_the_field(
+    answer: object, question: str | None, words: str
+) -> None:
+    """The page gets a 422 that names the question and the field; the ask stays pending."""
+
+    async def main() -> None:
+        async with door() as d:
+            task = await started(d.provider, request())
+            refused = await d.post("/asks/a1/answer", answer)
+            assert refused.status_code == 422, refused.text
+            reply = refused.json()
+            assert reply["question"] == question
+            assert words in reply["error"], reply
+            assert reply["requirement"].startswith("ANS-")
+            assert not task.done()
+            good = {"answers": [{"id": "q", "selected": NOTHING, "custom": "later"}]}
+            assert (await d.post("/asks/a1/answer", good)).is_success
+            assert await task == good
+
+    run(main)
+
+
+def test_a_duplicate_label_on_a_multi_select_is_refused() -> None:
+    async def main() -> None:
+        async with door() as d:
+            task = await started(d.provider, request(MANY))
+            twice = {"answers": [{"id": "m", "selected": ["a", "a"]}]}
+            refused = await d.post("/asks/a1/answer", twice)
+            assert refused.status_code == 422
+            assert refused.json()["question"] == "m"
+            both = {"answers": [{"id": "m", "selected": ["a", "b"], "custom": "and c"}]}
+            assert (await d.post("/asks/a1/answer", both)).is_success
+            assert await task == both
+
+    run(main)
+
+
+def test_dismissing_raises_ask_cancelled_and_every_page_hears_it() -> None:
+    async def main() -> None:
+        async with door() as d, d.page() as page:
+            task = await started(d.provider, request())
+            await page.until("ask")
+            assert (await d.post("/asks/a1/dismiss", {}, **{"x-dsh-page": page.id})).is_success
+            with pytest.raises(UserInteractionError) as raised:
+                await task
+            assert raised.value.code is ErrorCode.ASK_CANCELLED
+            settled = await page.until("settled")
+            assert (settled["how"], settled["by"]) == ("dismissed", page.id)
+
+    run(main)
+
+
+def test_an_abort_withdraws_the_ask_from_every_page() -> None:
+    async def main() -> None:
+        async with door() as d, d.page() as page:
+            controller = AbortController()
+            task = await started(d.provider, request(signal=controller.signal))
+            await page.until("ask")
+            controller.abort()
+            with pytest.raises(UserInteractionError) as raised:
+                await task
+            assert raised.value.code is ErrorCode.ASK_ABORTED
+            assert (await page.until("settled"))["how"] == "withdrawn"
+            assert controller.signal.listener_count == 0
+            late = await d.post("/asks/a1/answer", {"answers": [{"id": "q", "selected": NOTHING}]})
+            assert (late.status_code, late.json()["how"]) == (409, "withdrawn")
+
+    run(main)
+
+
+def test_a_cancelled_ask_is_withdrawn_too() -> None:
+    async def main() -> None:
+        async with door() as d, d.page() as page:
+            task = await started(d.provider, request())
+            await page.until("ask")
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert (await page.until("settled"))["how"] == "withdrawn"
+            assert d.provider.pending_count == 0
+
+    run(main)
+
+
+def test_closing_tells_every_page_the_agent_has_gone() -> None:
+    async def main() -> None:
+        async with door() as d, d.page() as page:
+            task = await started(d.provider, request())
+            await page.until("ask")
+            await d.provider.aclose()
+            with pytest.raises(UserInteractionError) as raised:
+                await task
+            assert raised.value.code is ErrorCode.PROVIDER_DISPOSED
+            assert (await page.until("settled"))["how"] == "disposed"
+            assert await page.next() == {"type": "gone"}
+            with pytest.raises(ConnectionClosed):
+                await page.next()
+            with pytest.raises(UserInteractionError) as after:
+                await d.provider.ask(request())
+            assert after.value.code is ErrorCode.PROVIDER_DISPOSED
+
+    run(main)
+
+
+def test_through_a_strict_service() -> None:
+    async def main() -> None:
+        service = UserInteractionService()
+        async with door() as d:
+            service.register_provider(d.provider)
+            task = asyncio.ensure_future(service.ask(request(MANY)))
+            await until(lambda: d.provider.pending_count == 1)
+            answer = {"answers": [{"id": "m", "selected": ["b"]}]}
+            assert (await d.post("/asks/a1/answer", answer)).is_success
+            assert await task == answer
+
+    run(main)
+
+
+def test_model_text_reaches_the_page_exactly_lone_surrogates_included() -> None:
+    async def main() -> None:
+        hostile = "<script>alert(1)</script>\u202e\ud800 \u200b😀"
+        asked = request({"id": "q", "question": hostile, "options": [{"label": hostile}]})
+        async with door() as d, d.page() as page:
+            task = await started(d.provider, asked)
+            shown = (await page.until("ask"))["ask"]["questions"][0]
+            assert shown["question"] == hostile
+            answer = {"answers": [{"id": "q", "selected": [hostile]}]}
+            assert (await d.post("/asks/a1/answer", answer)).is_success
+            assert await task == answer
+
+    run(main)
+
+
+# -- the door ---------------------------------------------------------------------------
+
+
+def test_the_secret_in_the_link_becomes_a_strict_httponly_cookie() -> None:
+    async def main() -> None:
+        async with door() as d:
+            opened = await d.http.get(f"/?secret={d.secret}")
+            assert opened.status_code == 303
+            assert opened.headers["location"] == "/"
+            cookie = opened.headers["set-cookie"]
+            assert cookie.startswith(d.cookie + ";")
+            assert "HttpOnly" in cookie
+            assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
+            page = await d.http.get("/", headers={"cookie": d.cookie})
+            assert page.status_code == 200
+            assert page.headers["content-security-policy"].startswith("default-src 'none'")
+            assert "'unsafe-inline'" not in page.headers["content-security-policy"]
+            assert page.headers["x-frame-options"] == "DENY"
+            icon = await d.http.get("/favicon.ico", headers={"cookie": d.cookie})
+            assert icon.status_code == 204
+            async with httpx.AsyncClient(base_url=d.base) as stranger:  # no cookie jar
+                assert (await stranger.get("/favicon.ico")).status_code == 403
+
+    run(main)
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "status"),
+    [
+        ("/", {}, 403),
+        ("/", {"cookie": "dsh-ui-1=guess"}, 403),
+        ("/?secret=guess", {}, 403),
+        ("/static/app.js", {}, 403),
+        ("/", {"host": "evil.example"}, 421),
+        ("/?secret=SECRET", {"host": "evil.example"}, 421),
+        ("/", {"cookie": "COOKIE", "origin": "http://evil.example"}, 403),
+        ("/", {"cookie": "COOKIE", "sec-fetch-site": "cross-site"}, 403),
+    ],
+)
+def test_a_request_without_the_secret_or_from_elsewhere_gets_nothing(
+    path: str, headers: dict[str, str], status: int
+) -> None:
+    async def main() -> None:
+        async with door() as d:
+            sent = {k: v.replace("COOKIE", d.cookie) for k, v in headers.items()}
+            got = await d.http.get(path.replace("SECRET", d.secret), headers=sent)
+            assert got.status_code == status, got.text
+            assert "<" not in got.text
+
+    run(main)
+
+
+@pytest.mark.parametrize(
+    ("change", "status"),
+    [
+        ({"origin": "http://evil.example"}, 403),
+        ({"origin": ""}, 403),
+        ({"cookie": "nothing=here"}, 403),
+        ({"content-type": "text/plain"}, 415),
+        ({"content-type": "application/x-www-form-urlencoded"}, 415),
+        ({"host": "evil.example"}, 421),
+        ({"sec-fetch-site": "same-site"}, 403),
+    ],
+)
+def test_a_post_from_another_site_or_without_the_secret_settles_nothing(
+    change: dict[str, str], status: int
+) -> None:
+    async def main() -> None:
+        async with door() as d:
+            task = await started(d.provider, request())
+            refused = await d.post(
+                "/asks/a1/answer", {"answers": [{"id": "q", "selected": NOTHING}]}, **change
+            )
+            assert refused.status_code == status, refused.text
+            assert refused.json()["error"], "a page is told why, in JSON"
+            assert not task.done()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    run(main)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"origin": "http://evil.example"}, {"cookie": "dsh-ui-1=guess"}, {"host": "evil.example:80"}],
+)
+def test_a_socket_without_the_secret_or_from_elsewhere_is_refused(headers: dict[str, str]) -> None:
+    async def main() -> None:
+        async with door() as d:
+            with pytest.raises(InvalidStatus) as refused:
+                async with d.page(**headers):
+                    pass
+            assert refused.value.response.status_code == 403
+
+    run(main)
+
+
+def test_a_page_that_writes_on_its_socket_is_cut_off() -> None:
+    async def main() -> None:
+        async with door() as d, d.page() as page:
+            await page.until("pending")
+            await page.socket.send('{"type": "answer"}')
+            with pytest.raises(ConnectionClosed) as closed:
+                await page.next()
+            assert closed.value.rcvd is not None
+            assert closed.value.rcvd.code == 1008
+
+    run(main)
+
+
+def test_sizes_pages_and_rates_are_limited_and_asks_still_settle() -> None:
+    async def main() -> None:
+        limits = Limits(max_body=1000, max_pages=2, rate=1.0, burst=5)
+        async with door(limits=limits) as d:
+            task = await started(d.provider, request())
+            big = {"answers": [{"id": "q", "selected": NOTHING, "custom": "x" * 2000}]}
+            assert (await d.post("/asks/a1/answer", big)).status_code == 413
+            async with d.page(), d.page():
+                with pytest.raises(InvalidStatus):
+                    async with d.page():
+                        pass
+            statuses = [
+                (await d.post("/asks/a1/answer", {"answers": []})).status_code for _ in range(8)
+            ]
+            assert 429 in statuses
+            assert statuses[:4] == [422] * 4
+            assert not task.done()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    run(main)
+
+
+def test_a_page_too_slow_to_keep_up_is_cut_off_and_the_rest_go_on() -> None:
+    """A page's queue is bounded: past it, the page ends (it reconnects and catches up)."""
+
+    async def main() -> None:
+        board = Board()
+        slow = board.join(None)
+        slow.queue = asyncio.Queue(3)
+        fast = board.join(None)
+        for n in range(5):
+            board.broadcast({"type": "note", "n": n})
+        assert slow.cut_off
+        assert slow.id not in board.pages
+        assert slow.queue.get_nowait() is None
+        assert fast.queue.qsize() == 7  # hello, pending, five notes
+        assert isinstance(fast, Page)
+
+    run(main)
+
+
+def test_listening_beyond_loopback_needs_an_explicit_option() -> None:
+    with pytest.raises(ValueError, match="allow_remote"):
+        WebProvider(host="0.0.0.0")
+    WebProvider(host="0.0.0.0", allow_remote=True)
+    WebProvider(host="::1")
+
+
+# -- the demo ---------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dismiss", [False, True])
+def test_the_web_demo_prints_the_address_then_the_answer(dismiss: bool) -> None:
+    """``web-demo`` says where the page is; the answer goes to standard output, a dismissal to 1."""
+    command = [sys.executable, "-m", "dsh_user_interaction", "web-demo"]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as demo:
+        assert demo.stderr is not None
+        line: str = demo.stderr.readline()
+        assert line.startswith("Open http://127.0.0.1:"), line
+        parts = urlsplit(line.split()[1])
+        headers = {
+            "cookie": f"dsh-ui-{parts.port}={parts.query.removeprefix('secret=')}",
+            "origin": f"http://{parts.netloc}",
+            "content-type": "application/json",
+        }
+        answer = {
+            "answers": [
+                {"id": "mode", "selected": ["Fast"]},
+                {"id": "targets", "selected": ["tests", "docs"]},
+                {"id": "branch", "selected": NOTHING, "custom": "release/1.0"},
+                {"id": "plan-review", "selected": ["Approve"]},
+            ]
+        }
+        path = "/asks/a1/dismiss" if dismiss else "/asks/a1/answer"
+        body = json.dumps({} if dismiss else answer)
+        deadline = time.monotonic() + BOUND
+        while True:  # the address is printed just before the batch is asked
+            sent = httpx.post(f"http://{parts.netloc}{path}", content=body, headers=headers)
+            if sent.status_code != 404 or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        assert sent.status_code == 200, sent.text
+        out, err = demo.communicate(timeout=BOUND)
+    if dismiss:
+        assert demo.returncode == 1
+        assert err.strip() == "Error: the user cancelled ask_user_question"
+    else:
+        assert demo.returncode == 0, err
+        assert json.loads(out) == answer
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", ["starlette", "uvicorn", "websockets"])
+def test_the_subpackage_without_its_extra_names_the_extra(module: str) -> None:
+    """Without any one of its three libraries, one ImportError names it and the pip command."""
+    prelude = f"import sys; sys.modules[{module!r}] = None; "
+    out = subprocess.run(
+        [sys.executable, "-c", prelude + "import dsh_user_interaction.extra.web"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert f"ImportError: dsh_user_interaction.extra.web needs {module}: " in out.stderr
+    assert "pip install 'dsh-user-interaction[web]'" in out.stderr
+    demo = "import runpy, sys; sys.argv = ['x', 'web-demo']; "
+    demo += "runpy.run_module('dsh_user_interaction', run_name='__main__')"
+    out = subprocess.run(
+        [sys.executable, "-c", prelude + demo], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 1
+    assert "pip install 'dsh-user-interaction[web]'" in out.stderr

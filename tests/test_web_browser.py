@@ -1,0 +1,239 @@
+"""The web provider's page in a real browser: Debian's Chromium, driven by Playwright.
+
+A person's gestures, found by role and accessible name only (never the
+page's own scripts): pick, type, skip, send, dismiss; and what the page must
+never do, whatever the model wrote: run script. ``.ci/run`` installs
+Chromium when it is missing; elsewhere the tests skip without it, and in CI
+they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import pytest
+
+from dsh_user_interaction import AbortController, ErrorCode, UserInteractionError
+from dsh_user_interaction.extra.web import WebProvider
+
+playwright_api = pytest.importorskip("playwright.async_api")
+
+T = TypeVar("T")
+#: Each test's bound, browser start included.
+BOUND = 30.0
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+pytestmark = pytest.mark.slow
+
+
+def _chromium_or_skip() -> str:
+    if os.path.exists(CHROMIUM):
+        return CHROMIUM
+    reason = "Chromium is not installed (.ci/run installs Debian's chromium)"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def run(test: Callable[[], Awaitable[T]]) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(BOUND):
+            return await test()
+
+    return asyncio.run(bounded())
+
+
+@asynccontextmanager
+async def browser() -> AsyncGenerator[Any]:
+    executable = _chromium_or_skip()
+    async with playwright_api.async_playwright() as driver:
+        launched = await driver.chromium.launch(executable_path=executable)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@asynccontextmanager
+async def opened(provider: WebProvider, chromium: Any, width: int = 1280) -> AsyncGenerator[Any]:
+    """A page at the provider's address, as a person who was given it would open it."""
+    context = await chromium.new_context(viewport={"width": width, "height": 800})
+    page = await context.new_page()
+    try:
+        await page.goto(provider.url)
+        yield page
+    finally:
+        await context.close()
+
+
+async def until(check: Callable[[], bool]) -> None:
+    while not check():  # noqa: ASYNC110 - the provider's state is read from outside
+        await asyncio.sleep(0.005)
+
+
+CHOICE: Any = {
+    "id": "mode",
+    "header": "Mode",
+    "question": "Which mode?",
+    "options": [
+        {"label": "Fast", "description": "Skips the dry run."},
+        {"label": "Safe", "description": "Dry run first."},
+    ],
+}
+MANY: Any = {
+    "id": "targets",
+    "question": "Which targets?",
+    "multiSelect": True,
+    "options": [{"label": "tests"}, {"label": "docs"}, {"label": "bench"}],
+}
+TEXT: Any = {"id": "branch", "question": "Name the branch."}
+
+
+def test_a_person_picks_types_skips_and_sends() -> None:
+    async def main() -> None:
+        async with WebProvider() as provider, browser() as chromium:
+            batch: Any = {"questions": [CHOICE, MANY, TEXT, {**TEXT, "id": "later"}]}
+            asked = asyncio.ensure_future(provider.ask(batch))
+            async with opened(provider, chromium) as page:
+                card = page.get_by_role("article", name="Mode")
+                await card.get_by_role("radio", name="Safe").check()
+                targets = card.get_by_role("group", name="Which targets?")
+                await targets.get_by_role("checkbox", name="docs").check()
+                await targets.get_by_role("checkbox", name="tests").check()
+                await targets.get_by_role("textbox", name="Other (added to the picks)").fill(
+                    "all of bench"
+                )
+                branch = card.get_by_role("group", name="Name the branch.").first
+                await branch.get_by_role("textbox").fill("release/1.0")
+                later = card.locator("fieldset").nth(3)
+                await later.get_by_role("checkbox", name="Skip this question").check()
+                await card.get_by_role("button", name="Send").click()
+                assert await asked == {
+                    "answers": [
+                        {"id": "mode", "selected": ["Safe"]},
+                        {"id": "targets", "selected": ["tests", "docs"], "custom": "all of bench"},
+                        {"id": "branch", "selected": [], "custom": "release/1.0"},
+                        {"id": "later", "selected": []},
+                    ]
+                }
+                await page.get_by_text("Nothing to answer right now.").wait_for()
+
+    run(main)
+
+
+def test_other_text_on_a_single_select_replaces_the_choice() -> None:
+    async def main() -> None:
+        async with WebProvider() as provider, browser() as chromium:
+            asked = asyncio.ensure_future(provider.ask({"questions": [CHOICE]}))
+            async with opened(provider, chromium) as page:
+                card = page.get_by_role("article", name="Mode")
+                await card.get_by_role("radio", name="Fast").check()
+                other = card.get_by_role("textbox", name="Other (replaces the choice)")
+                await other.fill("  neither  ")
+                await card.get_by_role("button", name="Send").click()
+                assert await asked == {
+                    "answers": [{"id": "mode", "selected": [], "custom": "  neither  "}]
+                }
+
+    run(main)
+
+
+def test_dismiss_in_one_page_and_the_other_page_hears_it() -> None:
+    async def main() -> None:
+        async with WebProvider() as provider, browser() as chromium:
+            asked = asyncio.ensure_future(provider.ask({"questions": [CHOICE]}))
+            async with opened(provider, chromium) as one, opened(provider, chromium) as two:
+                await two.get_by_role("article", name="Mode").wait_for()
+                await (
+                    one.get_by_role("article", name="Mode")
+                    .get_by_role("button", name="Dismiss")
+                    .click()
+                )
+                with pytest.raises(UserInteractionError) as raised:
+                    await asked
+                assert raised.value.code is ErrorCode.ASK_CANCELLED
+                await two.get_by_role("article", name="Mode").wait_for(state="detached")
+                log = await two.get_by_role("log").inner_text()
+                assert "Dismissed" in log or "dismissed" in log, log
+
+    run(main)
+
+
+def test_an_abort_withdraws_the_card_and_closing_says_the_agent_has_gone() -> None:
+    async def main() -> None:
+        async with browser() as chromium:
+            provider = WebProvider()
+            await provider.start()
+            controller = AbortController()
+            asked = asyncio.ensure_future(
+                provider.ask({"questions": [CHOICE], "signal": controller.signal})
+            )
+            async with opened(provider, chromium) as page:
+                card = page.get_by_role("article", name="Mode")
+                await card.wait_for()
+                controller.abort()
+                with pytest.raises(UserInteractionError):
+                    await asked
+                await card.wait_for(state="detached")
+                assert "ithdrawn" in await page.get_by_role("log").inner_text()
+                await provider.aclose()
+                await page.get_by_text("gone", exact=False).first.wait_for()
+
+    run(main)
+
+
+HOSTILE = (
+    "<img src=x onerror=\"window.__pwned='img'\">"
+    "<script>window.__pwned='script'</script>"
+    "<a href=\"javascript:window.__pwned='link'\">link</a>"
+    "\u202eevil \u200b😀"
+)
+
+
+def test_hostile_model_text_is_shown_as_text_and_runs_nothing() -> None:
+    async def main() -> None:
+        question: Any = {
+            "id": "q",
+            "header": HOSTILE[:40],
+            "question": HOSTILE,
+            "detail": HOSTILE * 50,
+            "options": [{"label": HOSTILE, "description": HOSTILE}, {"label": "Plain"}],
+        }
+        async with WebProvider(agent=HOSTILE) as provider, browser() as chromium:
+            asked = asyncio.ensure_future(provider.ask({"questions": [question]}))
+            async with opened(provider, chromium, width=360) as page:
+                card = page.get_by_role("article").first
+                await card.get_by_role("radio", name="Plain").wait_for()
+                assert await page.evaluate("window.__pwned") is None
+                assert (
+                    await page.locator("img, script:not([src]), a[href^='javascript']").count() == 0
+                )
+                assert HOSTILE in await card.inner_text()
+                wide = await page.evaluate("document.documentElement.scrollWidth")
+                assert wide <= 360, f"the page scrolls sideways at 360 px: {wide}"
+                await card.get_by_role("radio", name=HOSTILE).check()
+                await card.get_by_role("button", name="Send").click()
+                assert await asked == {"answers": [{"id": "q", "selected": [HOSTILE]}]}
+                assert await page.evaluate("window.__pwned") is None
+
+    run(main)
+
+
+def test_a_page_without_the_secret_gets_nothing() -> None:
+    async def main() -> None:
+        async with WebProvider() as provider, browser() as chromium:
+            context = await chromium.new_context()
+            page = await context.new_page()
+            bare = provider.url.split("?")[0]
+            response = await page.goto(bare)
+            assert response is not None
+            assert response.status == 403
+            assert "secret" in await page.inner_text("body")
+            await context.close()
+
+    run(main)

@@ -11,6 +11,9 @@ every section; ``python -m bench scaling abort_latency`` runs some, and
   and shuffled rounds; ``bench/results/honest.json``.
 * ``harness`` (:mod:`bench.harness`): the default profile through the
   JSON-lines harness against in-process; ``bench/results/harness.json``.
+* ``web`` (:mod:`bench.web`): the web provider's memory per pending ask, a
+  keystroke on Send in Chromium until ``ask()`` returns, and the page with
+  1,000 asks pending; ``bench/results/web.json``.
 * ``suite_cost`` (:mod:`bench.suite_cost`): the conformance suite's time per
   Hypothesis test case, and where it goes; ``bench/results/suite_cost.json``.
 * ``scaling``, ``abort_latency``, ``many_pending``, ``import_cost``: below;
@@ -337,9 +340,17 @@ def harness_section() -> dict[str, Any]:
     return {"written_to": "bench/results/harness.json"}
 
 
+def web_section() -> dict[str, Any]:
+    """The web provider in Chromium; see :mod:`bench.web`."""
+    from bench import web
+
+    return web.main()
+
+
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "honest": honest_section,
     "harness": harness_section,
+    "web": web_section,
     "scaling": scaling,
     "abort_latency": abort_latency,
     "many_pending": many_pending,

@@ -237,3 +237,61 @@ def test_a_page_without_the_secret_gets_nothing() -> None:
             await context.close()
 
     run(main)
+
+
+def test_three_pages_answer_the_same_hundred_asks_and_each_settles_once() -> None:
+    """Three people race through the same 100 cards: every ask settles once, by one of them.
+
+    Each page picks its own option on the first card it shows and sends it; the
+    server takes the first answer of each ask, and the others are told it came
+    too late. Nothing is lost: every ask returns one person's whole answer.
+    """
+
+    async def main() -> None:
+        choices = ["One", "Two", "Three"]
+        question: Any = {
+            "id": "q",
+            "question": "Which?",
+            "options": [{"label": label} for label in choices],
+        }
+        settled: dict[str, tuple[str, str | None]] = {}
+        async with WebProvider() as provider, browser() as chromium:
+            tasks = [
+                asyncio.ensure_future(
+                    provider.ask({"questions": [{**question, "header": f"Ask {n}"}]})
+                )
+                for n in range(100)
+            ]
+            await until(lambda: provider.pending_count == 100)
+
+            async def person(page: Any, label: str) -> None:  # noqa: ANN401 - a Playwright page
+                # Each works on the first card on screen, so all three race for every ask.
+                while provider.pending_count:
+                    card = page.get_by_role("article").first
+                    try:
+                        await card.get_by_role("radio", name=label).check(timeout=500)
+                        await card.get_by_role("button", name="Send").click(timeout=500)
+                    except playwright_api.Error:
+                        await asyncio.sleep(0)  # the card went: another's answer came first
+
+            async with (
+                opened(provider, chromium) as one,
+                opened(provider, chromium) as two,
+                opened(provider, chromium) as three,
+            ):
+                pages = [one, two, three]
+                for page in pages:
+                    await page.get_by_role("article", name="Ask 99", exact=True).wait_for()
+                await asyncio.gather(*(person(p, c) for p, c in zip(pages, choices, strict=True)))
+                answers = await asyncio.wait_for(asyncio.gather(*tasks), 20)
+            settled = dict(provider._board.settled)  # noqa: SLF001 - who answered each ask
+        assert len(answers) == 100
+        assert {how for how, _ in settled.values()} == {"answered"}
+        for answer in answers:
+            (item,) = answer["answers"]
+            assert item["id"] == "q"
+            assert len(item["selected"]) == 1
+            assert item["selected"][0] in choices
+        assert len(settled) == 100
+
+    run(main)

@@ -256,15 +256,13 @@ def test_three_pages_answer_the_same_hundred_asks_and_each_settles_once() -> Non
         }
         settled: dict[str, tuple[str, str | None]] = {}
         async with WebProvider() as provider, browser() as chromium:
-            tasks = [
-                asyncio.ensure_future(
-                    provider.ask({"questions": [{**question, "header": f"Ask {n}"}]})
-                )
-                for n in range(100)
+            batches: list[Any] = [
+                {"questions": [{**question, "header": f"Ask {n}"}]} for n in range(100)
             ]
+            tasks = [asyncio.ensure_future(provider.ask(batch)) for batch in batches]
             await until(lambda: provider.pending_count == 100)
 
-            async def person(page: Any, label: str) -> None:  # noqa: ANN401 - a Playwright page
+            async def person(page: Any, label: str) -> None:
                 # Each works on the first card on screen, so all three race for every ask.
                 while provider.pending_count:
                     card = page.get_by_role("article").first
@@ -284,7 +282,7 @@ def test_three_pages_answer_the_same_hundred_asks_and_each_settles_once() -> Non
                     await page.get_by_role("article", name="Ask 99", exact=True).wait_for()
                 await asyncio.gather(*(person(p, c) for p, c in zip(pages, choices, strict=True)))
                 answers = await asyncio.wait_for(asyncio.gather(*tasks), 20)
-            settled = dict(provider._board.settled)  # noqa: SLF001 - who answered each ask
+            settled = dict(provider._board.settled)
         assert len(answers) == 100
         assert {how for how, _ in settled.values()} == {"answered"}
         for answer in answers:

@@ -1,12 +1,17 @@
 """The web provider's HTTP and WebSocket surface: a door into an agent, shut to all but its page.
 
-Every request must carry the server's secret: given once in the URL the
-agent prints, then kept in a ``SameSite=Strict``, ``HttpOnly`` cookie. The
-``Host`` header must name the server as it was started (no DNS rebinding),
-and every POST and the socket must come from its own ``Origin`` (no
-cross-site use; a POST must also be ``application/json``, which no plain
-form can send). Every response forbids inline script, remote content and
-framing. Bodies, pages and the rate of POSTs are limited.
+The page itself (HTML, script, style) is static and holds nothing; everything
+that reads or settles an ask needs the server's secret. The agent prints it
+in the address's fragment, which no request carries; the page keeps it in
+its tab's ``sessionStorage`` (scoped to the origin, port included) and sends
+it with each POST as the header ``X-Dsh-Secret`` and with the socket as the
+subprotocol ``dsh-secret.<secret>``. Not a cookie: cookies ignore ports, so
+every other server on ``127.0.0.1`` would receive it, and could overwrite it.
+The ``Host`` header must name the server as it was started (no DNS
+rebinding), and every POST and the socket must come from its own ``Origin``
+(no cross-site use; a POST must also be ``application/json``). Every
+response forbids inline script, remote content and framing. Bodies, pages,
+connections and the rate of POSTs are limited.
 """
 
 from __future__ import annotations
@@ -18,13 +23,13 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -55,14 +60,16 @@ _STATIC: Final = {
     "app.css": "text/css; charset=utf-8",
 }
 _PAGE_ID: Final = re.compile(r"p[0-9]{1,9}")
+#: The socket's subprotocol that carries the secret; the server answers with ``dsh-ui``.
+_CARRIER: Final = "dsh-secret."
 
 
 @dataclass(frozen=True)
 class Limits:
     """What the pages may send, and how much of it."""
 
-    #: The largest POST body, in bytes.
-    max_body: int = 1 << 20
+    #: The largest POST body, in bytes (an answer to hundreds of questions fits).
+    max_body: int = 64 << 10
     #: Pages connected at once; one more is refused until another leaves.
     max_pages: int = 32
     #: POSTs per second each client may keep up, after a burst of :attr:`burst`.
@@ -80,8 +87,6 @@ class Settings:
     hosts: frozenset[str] = frozenset()
     #: Origins of its own pages, such as ``http://127.0.0.1:8123``.
     origins: frozenset[str] = frozenset()
-    #: The secret cookie's name: one per port, since cookies ignore ports.
-    cookie: str = "dsh-ui"
     #: The agent's name, for the pages' greeting.
     agent: str | None = None
 
@@ -90,11 +95,40 @@ class Settings:
         authorities = {f"[{n}]:{port}" if ":" in n else f"{n}:{port}" for n in names}
         self.hosts = frozenset(authorities)
         self.origins = frozenset(f"http://{a}" for a in authorities)
-        self.cookie = f"dsh-ui-{port}"
 
 
 def _error(status: int, message: str, question: str | None = None, **extra: object) -> Response:
     return JSONResponse({"error": message, "question": question, **extra}, status_code=status)
+
+
+def _oversized(request: Mapping[str, object], body: object) -> tuple[str | None, str] | None:
+    """More answers than questions, or more labels than options: refused before the rules.
+
+    The rules word every unknown label, so a body of 100,000 of them would hold
+    the loop; these counts say what is wrong at once.
+    """
+    listed = request.get("questions")
+    asked = cast("list[object]", listed) if isinstance(listed, list) else []
+    if not isinstance(body, dict):
+        return None
+    answers = cast("dict[str, object]", body).get("answers")
+    if not isinstance(answers, list):
+        return None
+    items = cast("list[object]", answers)
+    if len(items) > len(asked):
+        return None, f"answers has {len(items)} items for {len(asked)} question(s)"
+    for n, (item, question) in enumerate(zip(items, asked, strict=False)):
+        picked = cast("dict[str, object]", item).get("selected") if isinstance(item, dict) else None
+        selected = cast("list[object]", picked) if isinstance(picked, list) else []
+        options = cast("Mapping[str, object]", question).get("options")
+        offered = len(cast("list[object]", options)) if isinstance(options, list) else 0
+        if len(selected) > offered:
+            where = cast("Mapping[str, object]", question).get("id")
+            return (
+                where if isinstance(where, str) else None,
+                f"answers[{n}].selected has {len(selected)} labels; the question offers {offered}",
+            )
+    return None
 
 
 class _Buckets:
@@ -148,58 +182,42 @@ def build_app(board: Board, settings: Settings) -> ASGIApp:
     def host_ok(headers: Any) -> bool:  # noqa: ANN401 - Starlette's Headers
         return headers.get("host", "") in settings.hosts
 
-    def secret_ok(cookies: dict[str, str]) -> bool:
-        given = cookies.get(settings.cookie, "")
+    def secret_ok(given: str) -> bool:
         return secrets.compare_digest(given.encode(), settings.secret.encode())
 
-    def refused(request: Request, *, post: bool) -> Response | None:
-        """Why *request* may not come in, as text for a page load and JSON for a POST."""
-
-        def refuse(status: int, message: str) -> Response:
-            return _error(status, message) if post else PlainTextResponse(message, status)
-
+    def refused(request: Request) -> Response | None:
+        """Why a POST may not come in, as JSON the page shows."""
         if not host_ok(request.headers):
-            return refuse(421, "this server does not answer to that host name")
-        origin = request.headers.get("origin")
-        if (post or origin is not None) and origin not in settings.origins:
-            return refuse(403, "this page's origin may not use this server")
-        if request.headers.get("sec-fetch-site", "same-origin") not in {"same-origin", "none"}:
-            return refuse(403, "cross-site requests are refused")
-        if not secret_ok(request.cookies):
-            return refuse(403, "This page needs the link, with its secret, that the agent printed.")
+            return _error(421, "this server does not answer to that host name")
+        if request.headers.get("origin") not in settings.origins:
+            return _error(403, "this page's origin may not use this server")
+        if request.headers.get("sec-fetch-site", "same-origin") != "same-origin":
+            return _error(403, "cross-site requests are refused")
+        if not secret_ok(request.headers.get("x-dsh-secret", "")):
+            return _error(403, "This page needs the link, with its secret, that the agent printed.")
         return None
 
+    def static_file(request: Request, name: str, media_type: str) -> Response:
+        # The page holds no secret, so a link followed from anywhere may load it;
+        # only the host name is checked (DNS rebinding).
+        if not host_ok(request.headers):
+            return PlainTextResponse("this server does not answer to that host name", 421)
+        return Response((static / name).read_bytes(), media_type=media_type)
+
     async def index(request: Request) -> Response:
-        given = request.query_params.get("secret")
-        if given is not None:
-            if not host_ok(request.headers):
-                return PlainTextResponse("unknown host", status_code=421)
-            if not secrets.compare_digest(given.encode(), settings.secret.encode()):
-                return PlainTextResponse("wrong secret", status_code=403)
-            # The secret leaves the address bar at once; the cookie keeps it.
-            response: Response = RedirectResponse("/", status_code=303)
-            response.set_cookie(
-                settings.cookie, settings.secret, httponly=True, samesite="strict", path="/"
-            )
-            return response
-        problem = refused(request, post=False)
-        if problem is not None:
-            return problem
-        page = (static / "index.html").read_bytes()
-        return Response(page, media_type="text/html; charset=utf-8")
+        return static_file(request, "index.html", "text/html; charset=utf-8")
 
     async def icon(request: Request) -> Response:
         # Browsers ask for one on every load; there is none, and saying so costs nothing.
-        return refused(request, post=False) or Response(status_code=204)
+        if not host_ok(request.headers):
+            return PlainTextResponse("this server does not answer to that host name", 421)
+        return Response(status_code=204)
 
     async def asset(request: Request) -> Response:
-        problem = refused(request, post=False)
-        if problem is not None:
-            return problem
         name = request.path_params["name"]
         if name not in _STATIC:
             return PlainTextResponse("not found", status_code=404)
-        return Response((static / name).read_bytes(), media_type=_STATIC[name])
+        return static_file(request, name, _STATIC[name])
 
     async def body_of(request: Request) -> Any | Response:  # noqa: ANN401 - JSON
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
@@ -218,18 +236,21 @@ def build_app(board: Board, settings: Settings) -> ASGIApp:
 
     def too_late(ask_id: str) -> Response:
         ended = board.settled.get(ask_id)
-        if ended is None:
-            return _error(404, f"no ask {ask_id!r} was ever pending here")
-        how, by = ended
-        return _error(409, "this ask is no longer pending", how=how, by=by)
+        if ended is not None:
+            how, by = ended
+            return _error(409, "this ask is no longer pending", how=how, by=by)
+        if board.issued(ask_id):  # settled long ago: how is forgotten
+            return _error(409, "this ask is no longer pending", how=None, by=None)
+        return _error(404, f"no ask {ask_id!r} was ever pending here")
 
     async def settling(request: Request) -> tuple[str, str | None, Any] | Response:
         """The ask, the page and the body of a POST that may settle an ask; or the refusal."""
-        problem = refused(request, post=True)
+        problem = refused(request)
         if problem is not None:
             return problem
         client = request.client.host if request.client is not None else "?"
-        if not buckets.take(client):
+        page = request.headers.get("x-dsh-page", "")
+        if not buckets.take(f"{client} {page[:16]}"):
             return _error(429, "too many requests: wait a moment and send again")
         ask_id = request.path_params["ask_id"]
         if ask_id not in board.asks:
@@ -237,7 +258,6 @@ def build_app(board: Board, settings: Settings) -> ASGIApp:
         body = await body_of(request)
         if isinstance(body, Response):
             return body
-        page = request.headers.get("x-dsh-page", "")
         return ask_id, page if _PAGE_ID.fullmatch(page) else None, body
 
     async def answer(request: Request) -> Response:
@@ -248,6 +268,9 @@ def build_app(board: Board, settings: Settings) -> ASGIApp:
         ask = board.asks.get(ask_id)
         if ask is None:  # settled while the body was read
             return too_late(ask_id)
+        oversized = _oversized(ask.request, body)
+        if oversized is not None:
+            return _error(422, oversized[1], oversized[0])
         violations = must_violations(ask.request, body)
         if violations:
             first = violations[0]
@@ -266,21 +289,26 @@ def build_app(board: Board, settings: Settings) -> ASGIApp:
 
     async def socket(websocket: WebSocket) -> None:
         headers = websocket.headers
+        offered: list[str] = websocket.scope.get("subprotocols", [])
+        given = next((p for p in offered if p.startswith(_CARRIER)), "")
         if (
             not host_ok(headers)
             or headers.get("origin") not in settings.origins
-            or not secret_ok(websocket.cookies)
+            or "dsh-ui" not in offered
+            or not secret_ok(given.removeprefix(_CARRIER))
         ):
             await websocket.close(code=1008)
             return
-        if len(board.pages) >= settings.limits.max_pages:
+        if board.sockets >= settings.limits.max_pages:
             await websocket.close(code=1013)
             return
-        await websocket.accept()
+        await websocket.accept(subprotocol="dsh-ui")
+        board.sockets += 1
         page = board.join(settings.agent)
         writer = asyncio.ensure_future(_write(websocket, page.queue.get))
         board.writers.add(writer)
         writer.add_done_callback(board.writers.discard)
+        page.stop = writer.cancel
         try:
             reading = asyncio.ensure_future(websocket.receive())
             done, _ = await asyncio.wait({reading, writer}, return_when=asyncio.FIRST_COMPLETED)
@@ -294,6 +322,7 @@ def build_app(board: Board, settings: Settings) -> ASGIApp:
         except WebSocketDisconnect:
             pass
         finally:
+            board.sockets -= 1
             board.leave(page)
             writer.cancel()
             with contextlib.suppress(BaseException):

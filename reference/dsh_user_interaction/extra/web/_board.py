@@ -12,7 +12,7 @@ import asyncio
 import collections
 import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -49,6 +49,9 @@ class Page:
     queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(PAGE_BACKLOG))
     #: Set when the page fell too far behind; its socket is closed.
     cut_off: bool = False
+    #: Stops the page's writer at once, for a page cut off while its writer waits
+    #: on a socket nobody reads; set by the socket's handler.
+    stop: Callable[[], object] | None = None
 
 
 def _encode(message: Mapping[str, Any]) -> str:
@@ -68,19 +71,29 @@ class Board:
         self.agent_gone = False
         #: The tasks that send each page its messages; closing waits for them.
         self.writers: set[asyncio.Future[None]] = set()
-        self._ask_ids = itertools.count(1)
+        #: Sockets accepted and not yet ended, pages cut off included: the page limit counts these.
+        self.sockets = 0
+        self._next_ask = 1
         self._page_ids = itertools.count(1)
 
     # -- asks --------------------------------------------------------------
 
     def open(self, request: AskUserQuestionRequest) -> Ask:
         """Add *request* as a new pending ask, and show it on every page."""
-        ask_id = f"a{next(self._ask_ids)}"
+        if self.agent_gone:
+            raise UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED)
+        ask_id = f"a{self._next_ask}"
+        self._next_ask += 1
         future: asyncio.Future[AskUserQuestionAnswer] = asyncio.get_running_loop().create_future()
         ask = Ask(ask_id, request, ask_view(ask_id, request), future)
         self.asks[ask_id] = ask
         self.broadcast({"type": "ask", "ask": ask.view})
         return ask
+
+    def issued(self, ask_id: str) -> bool:
+        """Whether *ask_id* is one this board gave out (``a1``, ``a2``, ...)."""
+        number = ask_id[1:]
+        return ask_id[:1] == "a" and number.isdigit() and 0 < int(number) < self._next_ask
 
     def settle(
         self,
@@ -151,13 +164,16 @@ class Board:
             self.end(page)
 
     def end(self, page: Page) -> None:
-        """Close *page* once what it was sent so far has gone out."""
+        """Close *page* once what it was sent so far has gone out; a full one at once."""
         self.pages.pop(page.id, None)
         if not page.cut_off:
             page.cut_off = True
             try:
                 page.queue.put_nowait(None)
             except asyncio.QueueFull:
+                # It reads nothing: its writer may be stuck on the socket, so stop it.
                 while not page.queue.empty():
                     page.queue.get_nowait()
                 page.queue.put_nowait(None)
+                if page.stop is not None:
+                    page.stop()

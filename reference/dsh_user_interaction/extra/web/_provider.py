@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import socket
 from collections.abc import Generator
 from types import TracebackType
 from typing import Final, Self
@@ -17,6 +18,7 @@ from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRe
 
 from ._app import Limits, Settings, build_app
 from ._board import Board
+from ._protocol import BoundedH11Protocol
 
 __all__ = ["WebProvider"]
 
@@ -24,6 +26,9 @@ __all__ = ["WebProvider"]
 START_TIMEOUT: Final = 10.0
 #: Seconds closing waits for the pages to be told the agent has gone.
 GOODBYE_TIMEOUT: Final = 1.0
+#: Connections beyond the pages allowed: one for each page's POSTs and the page loads.
+SPARE_CONNECTIONS: Final = 32
+_WILDCARDS: Final = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - named to be refused
 
 
 class _Server(uvicorn.Server):
@@ -34,6 +39,19 @@ class _Server(uvicorn.Server):
         yield
 
 
+def _bound(host: str, port: int) -> socket.socket:
+    """A listening socket of our own: a taken port is an ``OSError`` here, not uvicorn's exit."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -41,6 +59,16 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+async def _serve(server: _Server, listening: socket.socket) -> None:
+    try:
+        await server.serve(sockets=[listening])
+    except SystemExit as stop:  # uvicorn exits the process when it cannot start
+        msg = f"the web provider's server stopped at start (status {stop.code})"
+        raise OSError(msg) from None
+    finally:
+        listening.close()
 
 
 class WebProvider:
@@ -73,6 +101,12 @@ class WebProvider:
         agent: str | None = None,
         limits: Limits | None = None,
     ) -> None:
+        if host in _WILDCARDS:
+            msg = (
+                f"WebProvider(host={host!r}) would answer to no one: the page checks the host "
+                "name it is reached by, so name the address to listen on"
+            )
+            raise ValueError(msg)
         if not _loopback(host) and not allow_remote:
             msg = (
                 f"WebProvider(host={host!r}) would open the page beyond this machine; "
@@ -109,19 +143,22 @@ class WebProvider:
         return self
 
     async def _serve(self) -> None:
+        listening = _bound(self._host, self._port)
         config = uvicorn.Config(
             build_app(self._board, self._settings),
-            host=self._host,
-            port=self._port,
             log_level="warning",
             access_log=False,
             lifespan="off",
             ws="websockets-sansio",
+            http=BoundedH11Protocol,
             timeout_graceful_shutdown=1,
+            # Past this many connections, uvicorn answers 503 at once: a flood of
+            # idle connections cannot take the agent's file descriptors.
+            limit_concurrency=self._settings.limits.max_pages + SPARE_CONNECTIONS,
         )
         server = _Server(config)
         self._server = server
-        self._serving = asyncio.ensure_future(server.serve())
+        self._serving = asyncio.ensure_future(_serve(server, listening))
         async with asyncio.timeout(START_TIMEOUT):
             while not server.started:
                 if self._serving.done():
@@ -129,10 +166,11 @@ class WebProvider:
                     msg = f"the web provider could not listen on {self._host}:{self._port}"
                     raise OSError(msg)
                 await asyncio.sleep(0.005)
-        port = int(server.servers[0].sockets[0].getsockname()[1])
+        port = int(listening.getsockname()[1])
         self._settings.admit(self._host, port)
         shown = f"[{self._host}]" if ":" in self._host else self._host
-        self._url = f"http://{shown}:{port}/?secret={self._settings.secret}"
+        # In the fragment: no request carries it, so no log, proxy or Referer sees it.
+        self._url = f"http://{shown}:{port}/#secret={self._settings.secret}"
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Show *request* on every page; the first valid answer or dismissal settles it."""
@@ -140,7 +178,12 @@ class WebProvider:
             raise UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED)
         check_request(request)
         await self.start()
+        # Both may have happened while the server started.
+        if self._closed:
+            raise UserInteractionError.of(ErrorCode.PROVIDER_DISPOSED)
         signal = request.get("signal")
+        if signal is not None and signal.aborted:
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
         ask = self._board.open(request)
 
         def withdraw(_signal: object) -> None:
@@ -161,6 +204,9 @@ class WebProvider:
         if self._closed:
             return
         self._closed = True
+        if self._starting is not None and not self._starting.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._starting)
         self._board.goodbye()
         server, serving = self._server, self._serving
         if server is None or serving is None:

@@ -38,6 +38,7 @@
  *   (role="log") says how each ask ended.
  */
 
+const SECRET_KEY = 'dsh-ui-secret';
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
 const POST_TIMEOUT_MS = 30000;
@@ -45,6 +46,7 @@ const RECENT_MAX = 50;
 const TITLE_MAX = 80; // code points of a title quoted in the Recent list
 
 const state = {
+  secret: null, // the server's secret, from the address's fragment (see takeSecret)
   pageId: null, // this page's id on the current connection
   pageIds: new Set(), // every id this page had: an ask settled "by" one was settled here
   cards: new Map(), // askId -> card, in display order
@@ -357,7 +359,11 @@ async function post(card, action, body) {
       method: 'POST',
       credentials: 'same-origin',
       cache: 'no-store',
-      headers: { 'Content-Type': 'application/json', 'X-Dsh-Page': state.pageId ?? '' },
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Dsh-Page': state.pageId ?? '',
+        'X-Dsh-Secret': state.secret,
+      },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(POST_TIMEOUT_MS),
     });
@@ -490,9 +496,27 @@ function refresh() {
 
 /* ---- Connection ----------------------------------------------------- */
 
+/**
+ * The server's secret. The agent prints it in the address's fragment, which no
+ * request carries; it moves to this tab's sessionStorage (scoped to this origin,
+ * port included, unlike a cookie) and leaves the address bar. It goes with each
+ * POST as a header and with the socket as a subprotocol.
+ */
+function takeSecret() {
+  const given = new URLSearchParams(location.hash.slice(1)).get('secret');
+  if (given) {
+    sessionStorage.setItem(SECRET_KEY, given);
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+  return sessionStorage.getItem(SECRET_KEY);
+}
+
 function connect() {
   const scheme = location.protocol === 'https:' ? 'wss://' : 'ws://';
-  const socket = new WebSocket(`${scheme}${location.host}/ws`);
+  const socket = new WebSocket(`${scheme}${location.host}/ws`, [
+    'dsh-ui',
+    `dsh-secret.${state.secret}`,
+  ]);
   socket.addEventListener('message', (event) => {
     let message;
     try {
@@ -511,4 +535,9 @@ function connect() {
 }
 
 refresh();
-connect();
+state.secret = takeSecret();
+if (state.secret) {
+  connect();
+} else {
+  setStatus('This page needs the link, with its secret, that the agent printed.');
+}

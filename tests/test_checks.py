@@ -432,3 +432,34 @@ def test_bad_request_messages_are_bounded() -> None:
     )
     assert error is not None
     assert len(str(error)) < 600
+
+
+class _Contrary(str):
+    """A label whose own equality and hash disagree with its characters."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return 7
+
+
+def test_a_str_subclass_label_is_matched_by_its_characters() -> None:
+    """Picking the option the page showed is a valid answer, whatever the label's own __eq__ says."""
+    request: Any = {
+        "questions": [
+            {
+                "id": "q",
+                "question": "Go?",
+                "multiSelect": True,
+                "options": [{"label": _Contrary("Yes")}, {"label": _Contrary("No")}],
+            }
+        ]
+    }
+    answer = {"answers": [{"id": "q", "selected": ["Yes", "No"]}]}
+    assert answer_violations(request, answer) == []
+    wrong = {"answers": [{"id": "q", "selected": ["Maybe"]}]}
+    assert [v.requirement for v in answer_violations(request, wrong)] == ["ANS-SEL-3"]

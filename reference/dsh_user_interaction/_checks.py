@@ -59,6 +59,11 @@ def is_blank(text: str) -> bool:
     return all(char in _JS_WHITESPACE for char in text)
 
 
+def _plain(label: object) -> object:
+    """A str of any kind as its exact characters (no override of a subclass runs); else itself."""
+    return str.__str__(cast("str", label)) if issubclass(type(label), str) else label
+
+
 def _is_mapping(value: object) -> TypeIs[Mapping[object, object]]:
     # A dict is by far the common case; the ABC check is the slow path.
     return type(value) is dict or isinstance(value, Mapping)
@@ -446,7 +451,9 @@ def _item_violations(
                     f"answers[{index}].selected holds a {got}, not a label",
                 )
     options = question.get("options") or ()
-    offered = {option["label"]: number for number, option in enumerate(options)}
+    # Keyed by the labels' plain text, as the answer's labels are: a str subclass
+    # in the request, with its own __eq__ or __hash__, must not decide the match.
+    offered = {_plain(option["label"]): number for number, option in enumerate(options)}
     # ANS-SEL-2, ANS-SEL-3
     seen: set[str] = set()
     repeated: set[str] = set()

@@ -686,3 +686,38 @@ def test_idle_connections_cannot_take_the_agents_file_descriptors() -> None:
             assert await task == good
 
     run(main)
+
+
+def test_behind_a_proxy_the_public_address_is_the_one_answered_and_printed() -> None:
+    """With public_url, the proxy's host name and origin are admitted, and url is built on it."""
+    with pytest.raises(ValueError, match="allow_remote"):
+        WebProvider(public_url="https://agent.example")
+    with pytest.raises(ValueError, match="no http"):
+        WebProvider(public_url="agent.example", allow_remote=True)
+
+    async def main() -> None:
+        provider = WebProvider(public_url="https://agent.example", allow_remote=True)
+        async with provider:
+            assert provider.url.startswith("https://agent.example/#secret=")
+            local = Door(provider)
+            port = provider._server.servers[0].sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            task = await started(provider, request())
+            proxied = {
+                "host": "agent.example",
+                "origin": "https://agent.example",
+                "x-dsh-secret": local.secret,
+                "content-type": "application/json",
+            }
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+                answer = {"answers": [{"id": "q", "selected": ["No"]}]}
+                sent = await client.post(
+                    "/asks/a1/answer", content=json.dumps(answer), headers=proxied
+                )
+                assert sent.status_code == 200, sent.text
+                assert await task == answer
+                other = {**proxied, "origin": "http://agent.example"}
+                refused = await client.post("/asks/a1/answer", content="{}", headers=other)
+                assert refused.status_code == 403
+            await local.http.aclose()
+
+    run(main)

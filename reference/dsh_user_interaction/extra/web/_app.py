@@ -90,11 +90,17 @@ class Settings:
     #: The agent's name, for the pages' greeting.
     agent: str | None = None
 
-    def admit(self, host: str, port: int) -> None:
+    def admit(self, host: str, port: int, public: tuple[str, str] | None = None) -> None:
+        """Answer to *host* at *port*, and to the *public* (scheme, host) a proxy names."""
         names = {host, "localhost", "127.0.0.1"} if host in {"127.0.0.1", "localhost"} else {host}
         authorities = {f"[{n}]:{port}" if ":" in n else f"{n}:{port}" for n in names}
+        origins = {f"http://{a}" for a in authorities}
+        if public is not None:
+            scheme, netloc = public
+            authorities.add(netloc)
+            origins.add(f"{scheme}://{netloc}")
         self.hosts = frozenset(authorities)
-        self.origins = frozenset(f"http://{a}" for a in authorities)
+        self.origins = frozenset(origins)
 
 
 def _error(status: int, message: str, question: str | None = None, **extra: object) -> Response:

@@ -9,6 +9,7 @@ import socket
 from collections.abc import Generator
 from types import TracebackType
 from typing import Final, Self
+from urllib.parse import urlsplit
 
 import uvicorn
 
@@ -89,7 +90,9 @@ class WebProvider:
 
     *host* other than loopback needs *allow_remote*: the page is then open
     to every machine that can reach the port and knows the secret, over
-    plain HTTP (put it behind a TLS proxy).
+    plain HTTP. Behind a TLS proxy, *public_url* (with *allow_remote*) is the
+    address the human opens, such as ``https://agent.example``: the server
+    also answers to its host name and origin, and :attr:`url` is built on it.
     """
 
     def __init__(
@@ -100,7 +103,15 @@ class WebProvider:
         allow_remote: bool = False,
         agent: str | None = None,
         limits: Limits | None = None,
+        public_url: str | None = None,
     ) -> None:
+        public = urlsplit(public_url) if public_url is not None else None
+        if public is not None and (public.scheme not in {"http", "https"} or not public.netloc):
+            msg = f"public_url={public_url!r} is no http:// or https:// address"
+            raise ValueError(msg)
+        if public is not None and not allow_remote:
+            msg = "public_url names an address beyond this machine: pass allow_remote=True too"
+            raise ValueError(msg)
         if host in _WILDCARDS:
             msg = (
                 f"WebProvider(host={host!r}) would answer to no one: the page checks the host "
@@ -122,6 +133,7 @@ class WebProvider:
         self._starting: asyncio.Future[None] | None = None
         self._closed = False
         self._url = ""
+        self._public = (public.scheme, public.netloc) if public is not None else None
 
     @property
     def url(self) -> str:
@@ -167,10 +179,11 @@ class WebProvider:
                     raise OSError(msg)
                 await asyncio.sleep(0.005)
         port = int(listening.getsockname()[1])
-        self._settings.admit(self._host, port)
+        self._settings.admit(self._host, port, self._public)
         shown = f"[{self._host}]" if ":" in self._host else self._host
+        base = "{}://{}".format(*self._public) if self._public else f"http://{shown}:{port}"
         # In the fragment: no request carries it, so no log, proxy or Referer sees it.
-        self._url = f"http://{shown}:{port}/#secret={self._settings.secret}"
+        self._url = f"{base}/#secret={self._settings.secret}"
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Show *request* on every page; the first valid answer or dismissal settles it."""

@@ -12,7 +12,8 @@ the command line, the plugin through pytester, fastmcp's client, which its
 test installs into a virtual environment of its own under ``.venvs/``) and
 the budget check. Both run on every core (pytest-xdist); the load proof runs
 by itself after the rest of the slow tier. ``nox -s bench``, ``nox -s
-detection``, ``nox -s fuzz`` and ``nox -s soak`` are longer runs, kept out of
+detection``, ``nox -s fuzz`` and ``nox -s soak`` are longer runs, and ``nox -s
+screenshots`` remakes the web page's pictures in the docs; all are kept out of
 the default set.
 """
 
@@ -158,8 +159,14 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(python="3.11", default=False)
 def screenshots(session: nox.Session) -> None:
-    """Screenshot the start, spec and API pages in headless Chromium, to look at them."""
+    """The web page's pictures in the docs (phone and desktop width), then the docs' pages.
+
+    ``docs/screenshots.py`` writes ``docs/_static/web-*.png`` from the real page;
+    the start, spec and API pages are then shot from the built docs, to look at.
+    """
     chromium = shutil.which("chromium") or session.error("install Debian's chromium first")
+    _install(session)
+    session.run("python", "docs/screenshots.py")
     docs(session)
     out = "docs/_build/screenshots"
     os.makedirs(out, exist_ok=True)

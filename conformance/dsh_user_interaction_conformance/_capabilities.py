@@ -43,6 +43,11 @@ class Capabilities:
     #: pick another option, unpick one, type after picking, type over their
     #: text or clear it (:class:`~dsh_user_interaction_conformance.Revise`).
     revises: bool = True
+    #: The UI's text fields hold a typed carriage return as it is. A web page's
+    #: do not: HTML form controls hold every line break as a line feed, so a UI
+    #: in a browser says ``False``, and the suite then types line feeds where it
+    #: would type a carriage return (``PRV-TEXT-1`` still holds for what it types).
+    keeps_carriage_returns: bool = True
     #: The UI can hold several pending asks at once.
     concurrent: bool = True
     #: The driver can say which questions are on screen (for the clean-up checks).

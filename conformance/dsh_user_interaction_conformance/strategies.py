@@ -1082,10 +1082,22 @@ def _draw_action(
         return Pick(_draw_labels(draw, offered, multi), _draw_way(draw, capabilities, "pick"))
     if kind == _REVISE:
         custom = capabilities.custom_on_multi if multi else capabilities.custom_on_single
-        return Revise(_draw_revision(draw, offered, multi, custom))
+        steps = _draw_revision(draw, offered, multi, custom)
+        return Revise(tuple(_step_as_typed(step, capabilities) for step in steps))
     text = draw(_custom_texts)
     labels = _draw_labels(draw, offered, multi) if kind == _PICK_AND_TYPE else ()
-    return TypeText(text, labels, _draw_way(draw, capabilities, "type"))
+    return TypeText(_as_typed(text, capabilities), labels, _draw_way(draw, capabilities, "type"))
+
+
+def _step_as_typed(step: Step, capabilities: Capabilities) -> Step:
+    return ("type", _as_typed(step[1], capabilities)) if step[0] == "type" else step
+
+
+def _as_typed(text: str, capabilities: Capabilities) -> str:
+    """*text* as the UI's text field can hold it: a line feed for each CR, CRLF included."""
+    if capabilities.keeps_carriage_returns or "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _draw_actions(

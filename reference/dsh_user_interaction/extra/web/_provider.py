@@ -164,8 +164,8 @@ class WebProvider:
             ws="websockets-sansio",
             http=BoundedH11Protocol,
             timeout_graceful_shutdown=1,
-            # Past this many connections, uvicorn answers 503 at once: a flood of
-            # idle connections cannot take the agent's file descriptors.
+            # Past this many requests and sockets at once, uvicorn answers 503; the
+            # protocol bounds the connections themselves (see _protocol.py).
             limit_concurrency=self._settings.limits.max_pages + SPARE_CONNECTIONS,
         )
         server = _Server(config)

@@ -8,6 +8,8 @@ is still typed carriage returns.
 
 from __future__ import annotations
 
+from typing import cast
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +23,7 @@ def _typed(behaviour: object) -> list[str]:
     if not isinstance(behaviour, tuple):
         return []
     texts: list[str] = []
-    for action in behaviour:
+    for action in cast("tuple[object, ...]", behaviour):
         if isinstance(action, TypeText):
             texts.append(action.text)
         elif isinstance(action, Revise):

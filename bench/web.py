@@ -92,8 +92,8 @@ async def _memory(asks: int) -> dict[str, float]:
 def _page_headers(url: str) -> tuple[str, dict[str, str]]:
     parts = urlsplit(url)
     base = f"http://{parts.netloc}"
-    cookie = f"dsh-ui-{parts.port}={parts.query.removeprefix('secret=')}"
-    return base, {"cookie": cookie, "origin": base, "content-type": "application/json"}
+    secret = parts.fragment.removeprefix("secret=")
+    return base, {"x-dsh-secret": secret, "origin": base, "content-type": "application/json"}
 
 
 async def _latency(rounds: int) -> dict[str, Any]:
@@ -127,7 +127,8 @@ async def _latency(rounds: int) -> dict[str, Any]:
                     await asyncio.sleep(0)
                 ask_id = f"a{2 * n + 2}"
                 started = time.perf_counter()
-                await client.post(f"/asks/{ask_id}/answer", content=json.dumps(ANSWER))
+                sent = await client.post(f"/asks/{ask_id}/answer", content=json.dumps(ANSWER))
+                sent.raise_for_status()  # a refused answer would leave the ask waiting
                 await asked
                 posts.append((time.perf_counter() - started) * 1000)
         await browser.close()

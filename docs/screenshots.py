@@ -22,21 +22,8 @@ from dsh_user_interaction.extra.web import WebProvider
 
 OUT = Path(__file__).resolve().parent / "_static"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-PLAN: Any = {
-    "questions": [
-        {
-            "id": "plan-review",
-            "header": "Plan review",
-            "question": "Approve this plan and leave plan mode?",
-            "detail": "# Migrate the store\n\n1. Dry run.\n2. Apply.\n3. Verify the counts.",
-            "intent": {"kind": "plan-review", "approve": "Approve"},
-            "options": [
-                {"label": "Approve", "description": "Leave plan mode; carry out the plan."},
-                {"label": "Keep planning", "description": "Stay in plan mode."},
-            ],
-        }
-    ]
-}
+#: The sample batch's plan review, asked alone: a page shows it as a plan card.
+PLAN: Any = {"questions": [q for q in DEMO_REQUEST["questions"] if q["id"] == "plan-review"]}
 #: (file name, viewport width, viewport height, whole page)
 SHOTS = [("web-phone.png", 360, 780, False), ("web-desktop.png", 1280, 900, False)]
 

@@ -171,7 +171,7 @@ def test_the_first_answer_wins_and_a_later_one_is_told_it_came_too_late() -> Non
             ask_id = (await page.until("ask"))["ask"]["askId"]
             first = {"answers": [{"id": "q", "selected": ["No"]}]}
             assert (
-                await d.post(f"/asks/{ask_id}/answer", first, **{"x-dsh-page": "p9"})
+                await d.post(f"/asks/{ask_id}/answer", first, **{"x-dsh-page": page.id})
             ).is_success
             late = await d.post(
                 f"/asks/{ask_id}/answer", {"answers": [{"id": "q", "selected": NOTHING}]}
@@ -181,7 +181,7 @@ def test_the_first_answer_wins_and_a_later_one_is_told_it_came_too_late() -> Non
                 "error": "this ask is no longer pending",
                 "question": None,
                 "how": "answered",
-                "by": "p9",
+                "by": page.id,
             }
             assert (await d.post(f"/asks/{ask_id}/dismiss", {})).status_code == 409
             assert (await d.post("/asks/a999/answer", first)).status_code == 404
@@ -243,6 +243,22 @@ def test_an_answer_that_breaks_the_rules_is_refused_naming_the_field(
             good = {"answers": [{"id": "q", "selected": NOTHING, "custom": "later"}]}
             assert (await d.post("/asks/a1/answer", good)).is_success
             assert await task == good
+
+    run(main)
+
+
+def test_an_answer_is_credited_only_to_a_page_connected_now() -> None:
+    """A page id is what the client says: one no connected page has is credited to no page."""
+
+    async def main() -> None:
+        async with door() as d, d.page() as page:
+            task = await started(d.provider, request())
+            await page.until("ask")
+            first = {"answers": [{"id": "q", "selected": ["No"]}]}
+            assert (await d.post("/asks/a1/answer", first, **{"x-dsh-page": "p999"})).is_success
+            settled = await page.until("settled")
+            assert settled["by"] is None
+            assert await task == first
 
     run(main)
 
@@ -358,6 +374,23 @@ def test_model_text_reaches_the_page_exactly_lone_surrogates_included() -> None:
     run(main)
 
 
+def test_a_refusal_naming_a_question_id_with_a_lone_surrogate_is_a_4xx_not_a_crash() -> None:
+    """The reply names the question by its id as given, in JSON that raw UTF-8 cannot hold."""
+
+    async def main() -> None:
+        asked = request({"id": "q\udbff", "question": "Which?", "options": [{"label": "a"}]})
+        async with door() as d:
+            task = await started(d.provider, asked)
+            sent = {"answers": [{"id": "q\udbff", "selected": ["b"]}]}
+            reply = await d.post("/asks/a1/answer", sent)
+            assert reply.status_code == 422, reply.text
+            assert reply.json()["question"] == "q\udbff"
+            assert not task.done()
+            task.cancel()
+
+    run(main)
+
+
 # -- the door ---------------------------------------------------------------------------
 
 
@@ -463,8 +496,12 @@ def test_sizes_pages_and_rates_are_limited_and_asks_still_settle() -> None:
                 with pytest.raises(InvalidStatus):
                     async with d.page():
                         pass
+            # A new page id with each POST gets no new bucket: they are per address.
             statuses = [
-                (await d.post("/asks/a1/answer", {"answers": []})).status_code for _ in range(8)
+                (
+                    await d.post("/asks/a1/answer", {"answers": []}, **{"x-dsh-page": f"p{n}"})
+                ).status_code
+                for n in range(8)
             ]
             assert 429 in statuses
             assert statuses[:4] == [422] * 4
@@ -574,6 +611,21 @@ def test_the_subpackage_without_its_extra_names_the_extra(module: str) -> None:
     )
     assert out.returncode == 1
     assert "pip install 'dsh-user-interaction[web]'" in out.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", ["playwright", "hypothesis"])
+def test_the_driver_without_its_extra_names_the_extra(module: str) -> None:
+    """Without Playwright or the suite, the testing module's ImportError names the extra."""
+    prelude = f"import sys; sys.modules[{module!r}] = None; "
+    out = subprocess.run(
+        [sys.executable, "-c", prelude + "import dsh_user_interaction.extra.web.testing"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert f"ImportError: dsh_user_interaction.extra.web.testing needs {module}: " in out.stderr
+    assert "pip install 'dsh-user-interaction[web-testing]'" in out.stderr
 
 
 # -- what a hostile review found ---------------------------------------------------------

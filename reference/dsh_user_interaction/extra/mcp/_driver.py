@@ -37,7 +37,7 @@ from dsh_user_interaction_conformance import (
     with_capabilities,
 )
 
-from .._polling import poll_until
+from .._polling import Handles, poll_until
 from ._connection import Connection
 from ._provider import ASK_META_KEY, McpElicitationProvider
 
@@ -192,7 +192,7 @@ class ElicitationDriver:
         self.settle = settle
         #: How long to wait for a request before giving up with an error.
         self.patience = patience
-        self._seen: list[tuple[AskUserQuestionRequest[Any], int]] = []
+        self._numbers = Handles(provider.number_of)
 
     async def _until(self, what: str, check: Callable[[], bool]) -> None:
         def message() -> str:
@@ -200,31 +200,17 @@ class ElicitationDriver:
 
         await poll_until(check, self.patience, message, eager=50)
 
-    def _number(self, request: AskUserQuestionRequest[Any]) -> int | None:
-        found: int | None = self.provider.number_of(request)
-        for seen, number in reversed(self._seen):
-            if seen is request:
-                found = number
-                break
-        return found
-
     async def perform(self, request: AskUserQuestionRequest[Any], behaviour: Behaviour) -> None:
         """Wait until the client holds *request*'s elicitation, then settle it as *behaviour* says.
 
         Pick and type fill the form field by field; a dismissal declines the
         form or cancels it, as its way says; ``Nothing`` only waits.
         """
-        found: list[int] = []
 
-        def sent() -> bool:
-            number = self.provider.number_of(request)
-            if number is not None:
-                found.append(number)
-            return number is not None
+        def message() -> str:
+            return f"the client never received the ask within {self.patience:g} s"
 
-        await self._until("the ask", sent)
-        number = found[-1]
-        self._seen.append((request, number))
+        number = await self._numbers.wait(request, self.patience, message, eager=50)
         await self._until(
             f"the elicitation of ask #{number}", lambda: self.human.find(number) is not None
         )
@@ -246,7 +232,7 @@ class ElicitationDriver:
 
     async def is_shown(self, request: AskUserQuestionRequest[Any]) -> bool:
         """Whether the client still holds the request's elicitation, after the settle time."""
-        number = self._number(request)
+        number = self._numbers.of(request)
         if number is None:
             return False  # never sent, so never shown
         loop = asyncio.get_running_loop()

@@ -36,7 +36,7 @@ from dsh_user_interaction_conformance import (
     with_capabilities,
 )
 
-from .._polling import poll_until
+from .._polling import Handles, poll_until
 from ._provider import ESCAPE_DELAY, TerminalProvider
 
 __all__ = ["CAPABILITIES", "TerminalDriver", "VirtualTerminal", "terminal_subject"]
@@ -167,7 +167,7 @@ class TerminalDriver:
         #: How long to wait for the screen before giving up with an error.
         self.patience = patience
         self._lock = asyncio.Lock()
-        self._seen: list[tuple[AskUserQuestionRequest, int]] = []
+        self._numbers = Handles(provider.number_of)
 
     # -- the screen ---------------------------------------------------------------
 
@@ -187,25 +187,13 @@ class TerminalDriver:
 
         await poll_until(check, self.patience, message, eager=20)
 
-    def _number(self, request: AskUserQuestionRequest) -> int | None:
-        for seen, number in reversed(self._seen):
-            if seen is request:
-                return number
-        return None
-
     async def _bring_up(self, request: AskUserQuestionRequest) -> int:
         """Wait until *request* is queued, then page to it until its status line shows."""
-        found: list[int] = []
 
-        def queued() -> bool:
-            number = self.provider.number_of(request)
-            if number is not None:
-                found.append(number)
-            return number is not None
+        def message() -> str:
+            return f"the screen never showed the request queued; it shows:\n{self.terminal.text()}"
 
-        await self._until("the request queued", queued)
-        number = found[-1]
-        self._seen.append((request, number))
+        number = await self._numbers.wait(request, self.patience, message, eager=20)
         while True:
             await self._until(f"ask #{number} or another ask", lambda: self.status() is not None)
             await self.settled()
@@ -319,9 +307,7 @@ class TerminalDriver:
 
     async def is_shown(self, request: AskUserQuestionRequest) -> bool:
         """Whether the status line shows this request's ask, after one redraw's grace."""
-        number = self._number(request)
-        if number is None:
-            number = self.provider.number_of(request)
+        number = self._numbers.of(request)
         if number is None:
             return False  # never queued, so never drawn
         loop = asyncio.get_running_loop()

@@ -20,11 +20,11 @@ import asyncio
 import contextlib
 import importlib.resources
 import json
-import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
 from typing import Any, Final, cast
 
 from starlette.applications import Starlette
@@ -59,7 +59,6 @@ _STATIC: Final = {
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
 }
-_PAGE_ID: Final = re.compile(r"p[0-9]{1,9}")
 #: The socket's subprotocol that carries the secret; the server answers with ``dsh-ui``.
 _CARRIER: Final = "dsh-secret."
 
@@ -72,7 +71,7 @@ class Limits:
     max_body: int = 64 << 10
     #: Pages connected at once; one more is refused until another leaves.
     max_pages: int = 32
-    #: POSTs per second each client may keep up, after a burst of :attr:`burst`.
+    #: POSTs per second each client address may keep up, after a burst of :attr:`burst`.
     rate: float = 20.0
     burst: int = 50
 
@@ -103,8 +102,15 @@ class Settings:
         self.origins = frozenset(origins)
 
 
+class _Json(JSONResponse):
+    """JSON in ASCII: a reason may quote model text, and a lone surrogate has no UTF-8."""
+
+    def render(self, content: object) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
 def _error(status: int, message: str, question: str | None = None, **extra: object) -> Response:
-    return JSONResponse({"error": message, "question": question, **extra}, status_code=status)
+    return _Json({"error": message, "question": question, **extra}, status_code=status)
 
 
 def _oversized(request: Mapping[str, object], body: object) -> tuple[str | None, str] | None:
@@ -180,10 +186,13 @@ class _SecurityHeaders:
         await self._app(scope, receive, send_with_headers)
 
 
-def build_app(board: Board, settings: Settings) -> ASGIApp:
-    """The ASGI application of one web provider."""
+#: The page's files, as the package ships them.
+PAGE_FILES: Final = importlib.resources.files("dsh_user_interaction.extra.web") / "static"
+
+
+def build_app(board: Board, settings: Settings, static: Traversable = PAGE_FILES) -> ASGIApp:
+    """The ASGI application of one web provider, serving the page's files from *static*."""
     buckets = _Buckets(settings.limits)
-    static = importlib.resources.files("dsh_user_interaction.extra.web") / "static"
 
     def host_ok(headers: Any) -> bool:  # noqa: ANN401 - Starlette's Headers
         return headers.get("host", "") in settings.hosts
@@ -254,17 +263,20 @@ def build_app(board: Board, settings: Settings) -> ASGIApp:
         problem = refused(request)
         if problem is not None:
             return problem
+        # One bucket per address: a page id is only what the client says, and a
+        # client naming a new one with each POST would get a fresh bucket each time.
         client = request.client.host if request.client is not None else "?"
-        page = request.headers.get("x-dsh-page", "")
-        if not buckets.take(f"{client} {page[:16]}"):
+        if not buckets.take(client):
             return _error(429, "too many requests: wait a moment and send again")
+        page = request.headers.get("x-dsh-page", "")
         ask_id = request.path_params["ask_id"]
         if ask_id not in board.asks:
             return too_late(ask_id)
         body = await body_of(request)
         if isinstance(body, Response):
             return body
-        return ask_id, page if _PAGE_ID.fullmatch(page) else None, body
+        # The page it came through, as the others are told: only a page connected now.
+        return ask_id, page if page in board.pages else None, body
 
     async def answer(request: Request) -> Response:
         checked = await settling(request)
@@ -282,7 +294,7 @@ def build_app(board: Board, settings: Settings) -> ASGIApp:
             first = violations[0]
             return _error(422, first.message, first.question, requirement=first.requirement)
         board.settle(ask_id, "answered", page, answer=body)
-        return JSONResponse({"ok": True})
+        return _Json({"ok": True})
 
     async def dismiss(request: Request) -> Response:
         checked = await settling(request)
@@ -291,7 +303,7 @@ def build_app(board: Board, settings: Settings) -> ASGIApp:
         ask_id, page, _ = checked
         if not board.settle(ask_id, "dismissed", page, error=ErrorCode.ASK_CANCELLED):
             return too_late(ask_id)
-        return JSONResponse({"ok": True})
+        return _Json({"ok": True})
 
     async def socket(websocket: WebSocket) -> None:
         headers = websocket.headers

@@ -90,6 +90,10 @@ class Board:
         self.broadcast({"type": "ask", "ask": ask.view})
         return ask
 
+    def ask_id_of(self, request: AskUserQuestionRequest) -> str | None:
+        """The id of the pending ask of *request* (the same object), if there is one."""
+        return next((ask.id for ask in self.asks.values() if ask.request is request), None)
+
     def issued(self, ask_id: str) -> bool:
         """Whether *ask_id* is one this board gave out (``a1``, ``a2``, ...)."""
         number = ask_id[1:]

@@ -7,8 +7,9 @@ import contextlib
 import ipaddress
 import socket
 from collections.abc import Generator
+from importlib.resources.abc import Traversable
 from types import TracebackType
-from typing import Final, Self
+from typing import ClassVar, Final, Self
 from urllib.parse import urlsplit
 
 import uvicorn
@@ -17,7 +18,7 @@ from dsh_user_interaction._checks import check_request
 from dsh_user_interaction._errors import ErrorCode, UserInteractionError
 from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRequest
 
-from ._app import Limits, Settings, build_app
+from ._app import PAGE_FILES, Limits, Settings, build_app
 from ._board import Board
 from ._protocol import BoundedH11Protocol
 
@@ -33,11 +34,33 @@ _WILDCARDS: Final = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - named to be
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, minus its signal handlers: Ctrl-C belongs to the application."""
+    """uvicorn's server, minus its signal handlers (Ctrl-C belongs to the application).
+
+    It also stops as soon as :meth:`stop` is called, where uvicorn's own loop
+    would notice only at its next tick, up to 0.1 s later.
+    """
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self._stopping = asyncio.Event()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None]:
         yield
+
+    def stop(self) -> None:
+        self.should_exit = True
+        self._stopping.set()
+
+    async def main_loop(self) -> None:
+        # uvicorn's loop, ticking every 0.1 s (its Date header is updated on ticks),
+        # but woken at once by stop().
+        counter = 0
+        while not await self.on_tick(counter):
+            counter = (counter + 1) % 864_000
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.1):
+                    await self._stopping.wait()
 
 
 def _bound(host: str, port: int) -> socket.socket:
@@ -95,6 +118,11 @@ class WebProvider:
     also answers to its host name and origin, and :attr:`url` is built on it.
     """
 
+    #: The state of the asks and pages; a variant's hook (the test gallery's broken ones).
+    _board_type: ClassVar[type[Board]] = Board
+    #: Where the page's files are served from; a variant's hook, like :attr:`_board_type`.
+    _page_files: ClassVar[Traversable] = PAGE_FILES
+
     def __init__(
         self,
         *,
@@ -126,7 +154,7 @@ class WebProvider:
             raise ValueError(msg)
         self._host = host
         self._port = port
-        self._board = Board()
+        self._board = self._board_type()
         self._settings = Settings(limits=limits or Limits(), agent=agent)
         self._server: _Server | None = None
         self._serving: asyncio.Task[None] | None = None
@@ -145,6 +173,14 @@ class WebProvider:
         """How many asks are pending."""
         return len(self._board.asks)
 
+    def ask_id_of(self, request: AskUserQuestionRequest) -> str | None:
+        """The ask id the pages show *request* under, while it is pending (else ``None``).
+
+        A card on the page carries it as ``data-ask-id``: a conformance driver
+        finds the card of a request by it when several asks look alike.
+        """
+        return self._board.ask_id_of(request)
+
     async def start(self) -> Self:
         """Serve the page, if not yet serving."""
         if self._closed:
@@ -157,7 +193,7 @@ class WebProvider:
     async def _serve(self) -> None:
         listening = _bound(self._host, self._port)
         config = uvicorn.Config(
-            build_app(self._board, self._settings),
+            build_app(self._board, self._settings, self._page_files),
             log_level="warning",
             access_log=False,
             lifespan="off",
@@ -227,7 +263,7 @@ class WebProvider:
         # Let every page hear "gone" before the server closes its socket.
         if self._board.writers:
             await asyncio.wait(set(self._board.writers), timeout=GOODBYE_TIMEOUT)
-        server.should_exit = True
+        server.stop()
         with contextlib.suppress(Exception):
             await serving
 

@@ -12,8 +12,9 @@
  * DOM contract (roles and accessible names; nothing else is promised):
  * - A pending ask is an <article> named, through aria-labelledby, by its
  *   heading: the first question's header, or its question when it has none.
- *   data-ask-id holds the ask id, data-question-id the question id (both
- *   for debugging only).
+ *   data-ask-id holds the ask id (WebProvider.ask_id_of gives it: a driver
+ *   finds the card of a request by it when several cards look alike);
+ *   data-question-id holds the question id (for debugging only).
  * - Generic card: each question is a <fieldset> (role group) named by its
  *   <legend>, the question text. Inside it:
  *   - one radio (single-select) or checkbox (multi-select) per option, named
@@ -29,9 +30,11 @@
  *   at most two options, the approve label among them): a <fieldset> named
  *   by the question, the plan in a region named "Plan", a textbox named
  *   "Feedback", then one button per option named by its label (approve
- *   first), then "Dismiss". With feedback typed, the other option's button
- *   sends the feedback in place of that option. A plan card with a single
- *   option has a "Send feedback" button instead.
+ *   first), then "Skip this question" and "Dismiss". With feedback typed,
+ *   the other option's button sends the feedback in place of that option,
+ *   and the approve button refuses (approving carries no feedback, and typed
+ *   text is never dropped unsaid). A plan card with a single option has a
+ *   "Send feedback" button in the other option's place.
  * - A refused answer shows the server's reason as role="alert" text at the
  *   question it names, else at the card's buttons; the card keeps every
  *   draft. The connection is the role="status" line; the "Recent" list
@@ -253,7 +256,13 @@ function planBody(card, q, actions) {
 
   const typed = () => (feedback.value.trim() !== '' ? feedback.value : null);
   const answer = (item) => post(card, 'answer', { answers: [{ id: q.id, ...item }] });
-  actions.append(choice(approveOption, 'primary', () => answer({ selected: [approve] })));
+  const keepLabel = otherOption ? `“${otherOption.label}”` : '“Send feedback”';
+  actions.append(
+    choice(approveOption, 'primary', () => {
+      if (typed() === null) answer({ selected: [approve] });
+      else showError(card, `Approving sends no feedback: clear it, or send it with ${keepLabel}.`, q.id);
+    }),
+  );
   if (otherOption) {
     actions.append(
       choice(otherOption, 'secondary', () => {
@@ -270,6 +279,8 @@ function planBody(card, q, actions) {
       }),
     );
   }
+  // No decision either way: the same answer as a generic card's Skip.
+  actions.append(button('Skip this question', 'secondary', () => answer({ selected: [] })));
 }
 
 /** A plan card's button, named by the option's label, its description beside it. */

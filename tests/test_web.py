@@ -496,7 +496,7 @@ def test_sizes_pages_and_rates_are_limited_and_asks_still_settle() -> None:
                 with pytest.raises(InvalidStatus):
                     async with d.page():
                         pass
-            # A new page id with each POST gets no new bucket: they are per address.
+            # A made-up page id with each POST gets no allowance of its own.
             statuses = [
                 (
                     await d.post("/asks/a1/answer", {"answers": []}, **{"x-dsh-page": f"p{n}"})

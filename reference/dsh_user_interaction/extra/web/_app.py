@@ -71,7 +71,7 @@ class Limits:
     max_body: int = 64 << 10
     #: Pages connected at once; one more is refused until another leaves.
     max_pages: int = 32
-    #: POSTs per second each client address may keep up, after a burst of :attr:`burst`.
+    #: POSTs per second each page may keep up, after a burst of :attr:`burst`.
     rate: float = 20.0
     burst: int = 50
 
@@ -263,12 +263,13 @@ def build_app(board: Board, settings: Settings, static: Traversable = PAGE_FILES
         problem = refused(request)
         if problem is not None:
             return problem
-        # One bucket per address: a page id is only what the client says, and a
-        # client naming a new one with each POST would get a fresh bucket each time.
+        # A bucket per connected page, so that a page stuck in a loop slows only
+        # itself; page ids no connected page has (a client may name a new one with
+        # each POST) share one bucket per address.
         client = request.client.host if request.client is not None else "?"
-        if not buckets.take(client):
-            return _error(429, "too many requests: wait a moment and send again")
         page = request.headers.get("x-dsh-page", "")
+        if not buckets.take(f"{client} {page if page in board.pages else '-'}"):
+            return _error(429, "too many requests: wait a moment and send again")
         ask_id = request.path_params["ask_id"]
         if ask_id not in board.asks:
             return too_late(ask_id)

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
-from playwright.async_api import Browser, Playwright, async_playwright
+from playwright.async_api import Browser, Error, Page, Playwright, async_playwright
 
 __all__ = ["Chromium", "chromium_executable", "shared_chromium"]
 
@@ -63,6 +63,8 @@ class Chromium:
         self._thread: threading.Thread | None = None
         self._launched: concurrent.futures.Future[tuple[Playwright, Browser]] | None = None
         self._closed = False
+        #: Blank tabs given back, by width, for the next :meth:`tab`; used on the browser's loop.
+        self._idle: dict[int, list[Page]] = {}
 
     def _start(self) -> tuple[asyncio.AbstractEventLoop, concurrent.futures.Future[Any]]:
         with self._lock:
@@ -89,6 +91,32 @@ class Chromium:
         _, launched = self._start()
         browser: Browser = (await asyncio.wrap_future(launched))[1]
         return browser
+
+    async def tab(self, width: int, height: int = 800) -> Page:
+        """A blank tab of its own (its own browser context), *width* CSS pixels wide.
+
+        A tab given back is reused: opening one costs more than blanking one.
+        Call it only inside :meth:`run`.
+        """
+        idle = self._idle.get(width)
+        while idle:
+            page = idle.pop()
+            if not page.is_closed():
+                return page
+        context = await (await self.browser()).new_context(
+            viewport={"width": width, "height": height}
+        )
+        return await context.new_page()
+
+    async def give_back(self, page: Page) -> None:
+        """Blank *page* and keep it for the next :meth:`tab`; close it if it will not blank."""
+        width = (page.viewport_size or {"width": 0})["width"]
+        try:
+            await page.goto("about:blank")
+        except Error:
+            await page.context.close()
+            return
+        self._idle.setdefault(width, []).append(page)
 
     async def run(self, call: Callable[[], Awaitable[T]]) -> T:
         """Await ``call()`` run on the browser's loop, from any other loop.

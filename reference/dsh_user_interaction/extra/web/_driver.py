@@ -339,14 +339,11 @@ async def make_subject(
         await provider.start()
 
         async def opened() -> Page:
-            context = await (await browser.browser()).new_context(
-                viewport={"width": width, "height": 800}
-            )
-            page = await context.new_page()
+            page = await browser.tab(width)
             try:
                 await open_page(page, provider.url, patience)
             except BaseException:
-                await context.close()
+                await page.context.close()
                 raise
             return page
 
@@ -357,7 +354,7 @@ async def make_subject(
 
     async def aclose() -> None:
         try:
-            await browser.run(page.context.close)
+            await browser.run(lambda: browser.give_back(page))
         finally:
             await provider.aclose()
 

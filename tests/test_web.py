@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -33,6 +34,7 @@ from dsh_user_interaction import (
 from dsh_user_interaction.extra.web import Limits, WebProvider
 from dsh_user_interaction.extra.web._board import Board, Page
 from dsh_user_interaction.extra.web._protocol import MAX_CONNECTIONS
+from dsh_user_interaction.extra.web.testing import Chromium, chromium_executable
 
 T = TypeVar("T")
 
@@ -259,6 +261,29 @@ def test_an_answer_is_credited_only_to_a_page_connected_now() -> None:
             settled = await page.until("settled")
             assert settled["by"] is None
             assert await task == first
+
+    run(main)
+
+
+def test_ask_id_of_names_a_pending_request_by_identity_and_forgets_it_once_settled() -> None:
+    """Two equal requests are two asks: each is named by the object, not by what it asks."""
+
+    async def main() -> None:
+        async with door() as d:
+            first, second = request(), request()
+            assert first == second
+            one = await started(d.provider, first)
+            two = await started(d.provider, second, count=2)
+            assert d.provider.ask_id_of(first) == "a1"
+            assert d.provider.ask_id_of(second) == "a2"
+            assert d.provider.ask_id_of(request()) is None
+            answer = {"answers": [{"id": "q", "selected": ["Yes"]}]}
+            assert (await d.post("/asks/a2/answer", answer)).is_success
+            assert await two == answer
+            assert d.provider.ask_id_of(second) is None
+            assert d.provider.ask_id_of(first) == "a1"
+            one.cancel()
+            await asyncio.gather(one, return_exceptions=True)
 
     run(main)
 
@@ -626,6 +651,24 @@ def test_the_driver_without_its_extra_names_the_extra(module: str) -> None:
     )
     assert f"ImportError: dsh_user_interaction.extra.web.testing needs {module}: " in out.stderr
     assert "pip install 'dsh-user-interaction[web-testing]'" in out.stderr
+
+
+def test_the_driver_finds_chromium_where_told_and_says_how_to_get_it_when_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """DSH_CHROMIUM names the browser; a missing one is a clear error, before any launch."""
+    fake = tmp_path / "chromium"
+    fake.write_text("")
+    monkeypatch.setenv("DSH_CHROMIUM", str(fake))
+    assert chromium_executable() == str(fake)
+    monkeypatch.setenv("DSH_CHROMIUM", str(tmp_path / "absent"))
+    assert chromium_executable() is None
+
+    async def nothing() -> None:
+        return None
+
+    with pytest.raises(FileNotFoundError, match="apt-get install chromium"):
+        asyncio.run(Chromium().run(nothing))
 
 
 # -- what a hostile review found ---------------------------------------------------------

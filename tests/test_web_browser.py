@@ -33,7 +33,7 @@ from dsh_user_interaction.extra.web.testing import (
     web_phone_subject,
     web_subject,
 )
-from dsh_user_interaction_conformance import Pick, Report, run_suite
+from dsh_user_interaction_conformance import Dismiss, Nothing, Pick, Report, run_suite
 
 from .gallery.web import BROKEN_WEB
 from .helpers import GALLERY_SEEDS, rotating_seed
@@ -514,3 +514,41 @@ def test_a_flood_from_another_process_keeps_no_answer_out_and_every_ask_settles(
     seen = set(said.read_text().split())
     assert {"403", "413"} <= seen, seen
     assert seen & {"404", "409", "422", "429"}, seen
+
+
+def test_a_gesture_cut_short_by_its_ask_ending_finishes_before_the_next_begins() -> None:
+    """Ctrl+Enter sends a card, the ask ends, the suite cancels the driver: Control comes up.
+
+    The suite stops waiting for the driver the moment the ask ends, which
+    Ctrl+Enter brings about before its Control key is released. Were the next
+    gesture to start then, its Enter on Dismiss would go out as Ctrl+Enter and
+    send that card empty instead of dismissing it.
+    """
+    _chromium_or_skip()
+
+    async def main() -> None:
+        subject = await web_subject()
+        assert subject.aclose is not None
+        try:
+            for n in range(10):
+                first: Any = {"questions": [CHOICE]}
+                second: Any = {"questions": [{**CHOICE, "id": "other", "header": f"Other {n}"}]}
+                one = asyncio.ensure_future(subject.provider.ask(first))
+                two = asyncio.ensure_future(subject.provider.ask(second))
+                await subject.driver.perform(first, Nothing())
+                await subject.driver.perform(second, Nothing())
+                acting = asyncio.ensure_future(
+                    subject.driver.perform(first, (Pick(("Fast",), "keyboard"),))
+                )
+                await asyncio.wait({acting, one}, return_when=asyncio.FIRST_COMPLETED)
+                acting.cancel()  # as the suite does when the ask ends first
+                await asyncio.gather(acting, return_exceptions=True)
+                assert await one == {"answers": [{"id": "mode", "selected": ["Fast"]}]}
+                await subject.driver.perform(second, Dismiss("keyboard"))
+                with pytest.raises(UserInteractionError) as dismissed:
+                    await two
+                assert dismissed.value.code == ErrorCode.ASK_CANCELLED
+        finally:
+            await subject.aclose()
+
+    run(main, bound=120.0)

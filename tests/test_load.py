@@ -44,6 +44,7 @@ CORRECT: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reference", ()),
     ("terminal", ("--provider", "dsh_user_interaction.extra.terminal.testing:terminal_subject")),
     ("mcp", ("--provider", "dsh_user_interaction.extra.mcp.testing:mcp_subject")),
+    ("web", ("--provider", "dsh_user_interaction.extra.web.testing:web_subject")),
 )
 #: Providers that must fail PRV-LOOP-1 however busy the machine is.
 BLOCKING = ("SLEEPS_HALF_A_SECOND", "SPINS_HALF_A_SECOND")

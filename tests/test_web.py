@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -34,7 +36,9 @@ from dsh_user_interaction import (
 from dsh_user_interaction.extra.web import Limits, WebProvider
 from dsh_user_interaction.extra.web._board import Board, Page
 from dsh_user_interaction.extra.web._protocol import MAX_CONNECTIONS
-from dsh_user_interaction.extra.web.testing import Chromium, chromium_executable
+from dsh_user_interaction.extra.web._wire import decode_behaviour, encode_behaviour
+from dsh_user_interaction.extra.web.testing import CAPABILITIES, Chromium, chromium_executable
+from dsh_user_interaction_conformance import strategies
 
 T = TypeVar("T")
 
@@ -664,11 +668,18 @@ def test_the_driver_finds_chromium_where_told_and_says_how_to_get_it_when_missin
     monkeypatch.setenv("DSH_CHROMIUM", str(tmp_path / "absent"))
     assert chromium_executable() is None
 
-    async def nothing() -> None:
-        return None
-
     with pytest.raises(FileNotFoundError, match="apt-get install chromium"):
-        asyncio.run(Chromium().run(nothing))
+        asyncio.run(Chromium().connect())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_every_behaviour_reaches_the_browser_host_as_it_was_drawn(data: st.DataObject) -> None:
+    """The driver's behaviours cross to the host as JSON and come back equal, ways and all."""
+    asked = data.draw(strategies.requests())
+    behaviour = data.draw(strategies.behaviours(asked, CAPABILITIES, include_nothing=True))
+    wire = json.loads(json.dumps(encode_behaviour(behaviour), ensure_ascii=True))
+    assert decode_behaviour(wire) == behaviour
 
 
 # -- what a hostile review found ---------------------------------------------------------

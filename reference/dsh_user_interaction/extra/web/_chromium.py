@@ -1,40 +1,49 @@
-"""Headless Chromium, driven by Playwright on a thread and an event loop of its own.
+"""Headless Chromium for the conformance driver, in a browser host process of its own.
 
-The conformance suite runs every example in a fresh event loop, and a
-Playwright browser belongs to the loop that launched it. So the browser lives
-on a thread of its own, launched once per process and shared by every
-subject, and each call into it is a coroutine run on that thread's loop and
-awaited from the example's (:meth:`Chromium.run`). The example's loop never
-blocks on the browser: a slow page costs it nothing, and the suite's stall
-rule (``PRV-LOOP-1``) judges only the provider.
+The suite runs every example in a fresh event loop, and judges that loop:
+nothing but the provider may hold it up. So the browser and Playwright run
+in another process (``_host.py``), started once and shared by every subject;
+each subject talks to it over a Unix socket connection of its own, opened in
+its example's loop (:meth:`Chromium.connect`). No thread of this process
+drives the browser.
 
-Playwright cannot download a browser on every machine, and a downloaded one
-is not the system's: the browser is Debian's ``chromium`` (or whichever
-executable ``DSH_CHROMIUM`` names), found by :func:`chromium_executable`.
+The browser is Debian's ``chromium`` (or whichever executable
+``DSH_CHROMIUM`` names), found by :func:`chromium_executable`: Playwright
+cannot download a browser on every machine, and a downloaded one is not the
+system's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import concurrent.futures
+import contextlib
+import itertools
+import json
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 import threading
-from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from pathlib import Path
+from typing import Any, Final
 
-from playwright.async_api import Browser, Error, Page, Playwright, async_playwright
-
-__all__ = ["Chromium", "chromium_executable", "shared_chromium"]
-
-T = TypeVar("T")
+__all__ = ["Chromium", "HostConnection", "chromium_executable", "shared_chromium"]
 
 #: The environment variable naming the browser's executable, when it is not ``chromium``.
 EXECUTABLE_VARIABLE: Final = "DSH_CHROMIUM"
-#: Seconds closing waits for the browser and Playwright's driver to stop.
+#: Seconds the host may take to launch the browser and listen.
+START_TIMEOUT: Final = 60.0
+#: Seconds closing waits for the host to close the browser.
 CLOSE_TIMEOUT: Final = 10.0
 _NAMES: Final = ("chromium", "chromium-browser")
+#: The errors the host reports that are raised here as themselves.
+_ERRORS: Final[dict[str, type[Exception]]] = {
+    "AssertionError": AssertionError,
+    "TimeoutError": TimeoutError,
+    "ValueError": ValueError,
+}
 
 
 def chromium_executable() -> str | None:
@@ -49,29 +58,87 @@ def chromium_executable() -> str | None:
     return None
 
 
-class Chromium:
-    """One headless Chromium, on a thread of its own, callable from any event loop.
+class HostConnection:
+    """One subject's connection to the browser host, in its example's event loop."""
 
-    It starts on the first :meth:`run`, and stops at :meth:`close` (which
-    :func:`shared_chromium` arranges at exit).
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self._calls: dict[int, asyncio.Future[object]] = {}
+        self._numbers = itertools.count(1)
+        self._reading = asyncio.ensure_future(self._read(reader))
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while line := await reader.readline():
+                reply: dict[str, Any] = json.loads(line)
+                waiting = self._calls.pop(reply["id"], None)
+                if waiting is None or waiting.done():
+                    continue
+                if "error" in reply:
+                    kind = _ERRORS.get(reply["error"])
+                    message = reply["message"]
+                    waiting.set_exception(
+                        kind(message) if kind else RuntimeError(f"{reply['error']}: {message}")
+                    )
+                elif "ok" in reply:
+                    waiting.set_result(reply["ok"])
+                else:
+                    waiting.cancel()
+        finally:
+            for waiting in self._calls.values():
+                if not waiting.done():
+                    waiting.set_exception(ConnectionError("the browser host went away"))
+            self._calls.clear()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self._writer.write(json.dumps(message, ensure_ascii=True).encode() + b"\n")
+
+    async def call(self, op: str, **params: object) -> Any:  # noqa: ANN401 - JSON
+        """Run *op* in the host; cancelling the wait cancels it there too."""
+        if self._reading.done():
+            msg = "the browser host went away"
+            raise ConnectionError(msg)
+        number = next(self._numbers)
+        waiting: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        self._calls[number] = waiting
+        self._send({"id": number, "op": op, **params})
+        try:
+            return await waiting
+        except asyncio.CancelledError:
+            self._calls.pop(number, None)
+            with contextlib.suppress(OSError):
+                self._send({"id": number, "op": "cancel"})
+            raise
+
+    async def aclose(self) -> None:
+        """Close the connection: the host closes this subject's tabs and stops its calls."""
+        self._writer.close()
+        with contextlib.suppress(OSError):
+            await self._writer.wait_closed()
+        self._reading.cancel()
+        await asyncio.gather(self._reading, return_exceptions=True)
+
+
+class Chromium:
+    """One headless Chromium, in a browser host process, usable from any event loop.
+
+    The host starts at the first :meth:`connect`, and stops at :meth:`close`
+    (which :func:`shared_chromium` arranges at exit) or when this process ends.
     """
 
     def __init__(self, executable: str | None = None) -> None:
         self._executable = executable
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._launched: concurrent.futures.Future[tuple[Playwright, Browser]] | None = None
+        self._host: subprocess.Popen[bytes] | None = None
+        self._folder: Path | None = None
         self._closed = False
-        #: Blank tabs given back, by width, for the next :meth:`tab`; used on the browser's loop.
-        self._idle: dict[int, list[Page]] = {}
 
-    def _start(self) -> tuple[asyncio.AbstractEventLoop, concurrent.futures.Future[Any]]:
+    def _start(self) -> tuple[subprocess.Popen[bytes], Path]:
         with self._lock:
             if self._closed:
                 msg = "this Chromium was closed"
                 raise RuntimeError(msg)
-            if self._loop is None or self._launched is None:
+            if self._host is None or self._folder is None:
                 executable = self._executable or chromium_executable()
                 if executable is None:
                     msg = (
@@ -79,96 +146,56 @@ class Chromium:
                         f"(apt-get install chromium), or name one in ${EXECUTABLE_VARIABLE}"
                     )
                     raise FileNotFoundError(msg)
-                loop = asyncio.new_event_loop()
-                thread = threading.Thread(target=loop.run_forever, name="dsh-chromium", daemon=True)
-                thread.start()
-                self._loop, self._thread = loop, thread
-                self._launched = asyncio.run_coroutine_threadsafe(_launch(executable), loop)
-            return self._loop, self._launched
+                folder = Path(tempfile.mkdtemp(prefix="dsh-chromium-"))
+                with (folder / "host.log").open("wb") as log:
+                    self._host = subprocess.Popen(  # noqa: S603 - this interpreter, our module
+                        [
+                            sys.executable, "-m", "dsh_user_interaction.extra.web._host",
+                            str(folder / "host.sock"), executable,
+                        ],
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        stderr=log,
+                    )  # fmt: skip
+                self._folder = folder
+            return self._host, self._folder
 
-    async def browser(self) -> Browser:
-        """The browser, launched on first use; call it only inside :meth:`run`."""
-        _, launched = self._start()
-        browser: Browser = (await asyncio.wrap_future(launched))[1]
-        return browser
-
-    async def tab(self, width: int, height: int = 800) -> Page:
-        """A blank tab of its own (its own browser context), *width* CSS pixels wide.
-
-        A tab given back is reused: opening one costs more than blanking one.
-        Call it only inside :meth:`run`.
-        """
-        idle = self._idle.get(width)
-        while idle:
-            page = idle.pop()
-            if not page.is_closed():
-                return page
-        context = await (await self.browser()).new_context(
-            viewport={"width": width, "height": height}
-        )
-        return await context.new_page()
-
-    async def give_back(self, page: Page) -> None:
-        """Blank *page* and keep it for the next :meth:`tab`; close it if it will not blank."""
-        width = (page.viewport_size or {"width": 0})["width"]
-        try:
-            await page.goto("about:blank")
-        except Error:
-            await page.context.close()
-            return
-        self._idle.setdefault(width, []).append(page)
-
-    async def run(self, call: Callable[[], Awaitable[T]]) -> T:
-        """Await ``call()`` run on the browser's loop, from any other loop.
-
-        Cancelling the wait cancels the call.
-        """
-        loop, launched = self._start()
-        await asyncio.wrap_future(launched)  # a failed launch raises here
-
-        async def called() -> T:
-            return await call()
-
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(called(), loop))
+    async def connect(self) -> HostConnection:
+        """A connection of its own to the host, which is started on first use."""
+        host, folder = self._start()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + START_TIMEOUT
+        while True:
+            try:
+                reader, writer = await asyncio.open_unix_connection(str(folder / "host.sock"))
+            except OSError:
+                if host.poll() is not None:
+                    said = (folder / "host.log").read_text(errors="replace")[-2000:]
+                    msg = f"the browser host stopped (status {host.returncode}):\n{said}"
+                    raise RuntimeError(msg) from None
+                if loop.time() > deadline:
+                    msg = f"the browser host did not listen within {START_TIMEOUT:g} s"
+                    raise TimeoutError(msg) from None
+                await asyncio.sleep(0.02)
+            else:
+                return HostConnection(reader, writer)
 
     def close(self) -> None:
-        """Stop the browser and its thread; from any thread but the browser's. Idempotent."""
+        """Stop the host, and the browser with it. Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            loop, thread, launched = self._loop, self._thread, self._launched
-        if loop is None or thread is None or launched is None:
-            return
-        stopping = asyncio.run_coroutine_threadsafe(_stop(launched), loop)
-        try:
-            stopping.result(CLOSE_TIMEOUT)
-        except (concurrent.futures.TimeoutError, Exception):  # noqa: BLE001 - closing anyway
-            stopping.cancel()
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(CLOSE_TIMEOUT)
-        if not thread.is_alive():
-            loop.close()
-
-
-async def _launch(executable: str) -> tuple[Playwright, Browser]:
-    playwright = await async_playwright().start()
-    try:
-        browser = await playwright.chromium.launch(executable_path=executable)
-    except BaseException:
-        await playwright.stop()
-        raise
-    return playwright, browser
-
-
-async def _stop(launched: concurrent.futures.Future[tuple[Playwright, Browser]]) -> None:
-    if not launched.done() or launched.exception() is not None:
-        return
-    playwright, browser = launched.result()
-    try:
-        await browser.close()
-    finally:
-        await playwright.stop()
+            host, folder = self._host, self._folder
+        if host is not None:
+            host.terminate()
+            try:
+                host.wait(CLOSE_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                host.kill()
+                host.wait()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 _shared: Chromium | None = None

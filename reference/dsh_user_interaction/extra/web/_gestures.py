@@ -1,0 +1,248 @@
+"""The human's gestures at the web provider's page, through Playwright: the driver's hands.
+
+They run in the browser host (``_host.py``), a process of its own, never in
+the process whose event loop the suite judges. They act black box, through
+roles and accessible names, as the page's DOM contract (the head of
+``static/app.js``) promises them: the radio buttons and checkboxes of a
+question's group, its text field, its "Skip this question", the card's
+"Send" and "Dismiss", the plan card's buttons. They never call the page's
+own scripts. Options are found by their position in the group, as a person
+sees them listed, because an accessible name folds the white space a hostile
+label may differ by; a card is found by its ``data-ask-id``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from playwright.async_api import Locator, Page, expect
+
+from dsh_user_interaction import AskUserQuestionItem
+from dsh_user_interaction_conformance import (
+    Action,
+    Behaviour,
+    Dismiss,
+    Nothing,
+    Pick,
+    Revise,
+    Skip,
+    TypeText,
+    held_after,
+)
+
+__all__ = ["DISMISS_WAYS", "PICK_WAYS", "act", "card_count", "open_page"]
+
+#: The ways of picking: a click; the keyboard (focus, Space, and Ctrl+Enter to
+#: send); and a click after reloading the page, which must show every ask still
+#: pending.
+PICK_WAYS: Final = ("click", "keyboard", "after-reload")
+#: The ways of dismissing: the Dismiss button clicked, or pressed with Enter.
+DISMISS_WAYS: Final = ("click", "keyboard")
+
+
+def _card_of(page: Page, ask_id: str) -> Locator:
+    return page.locator(f'article[data-ask-id="{ask_id}"]')
+
+
+async def card_count(page: Page, ask_id: str, hands: asyncio.Lock) -> int:
+    """How many cards of *ask_id* the page shows (0 or 1); not while a reload empties it."""
+    async with hands:
+        return await _card_of(page, ask_id).count()
+
+
+@dataclass(frozen=True)
+class _Card:
+    """The locators of one ask's card, on the browser's loop."""
+
+    page: Page
+    node: Locator
+
+    def buttons(self) -> Locator:
+        return self.node.get_by_role("button")
+
+    def groups(self) -> Locator:
+        return self.node.get_by_role("group")
+
+
+async def open_page(page: Page, url: str, patience: float) -> None:
+    """Open *url* in *page* and wait until the page says it is connected."""
+    await page.goto(url)
+    await connected(page, patience)
+
+
+async def connected(page: Page, patience: float) -> None:
+    """Wait until the page's status line says it is connected, for *patience* seconds."""
+    status = page.get_by_role("status")
+    await expect(status).to_have_text("Connected.", timeout=patience * 1000)
+
+
+#: The keys a gesture holds down while it presses another.
+MODIFIERS: Final = ("Shift", "Control", "Alt", "Meta")
+
+
+async def release_keys(page: Page) -> None:
+    """Let go of every modifier key, in case a gesture that failed half way left one down."""
+    for key in MODIFIERS:
+        await page.keyboard.up(key)
+
+
+def _ways(behaviour: tuple[Action, ...]) -> set[str | None]:
+    return {action.way for action in behaviour if isinstance(action, Pick)}
+
+
+async def _press(page: Page, control: Locator, key: str) -> None:
+    await control.focus()
+    await page.keyboard.press(key)
+
+
+async def _pick(card: _Card, choice: Locator, way: str | None) -> None:
+    if way == "keyboard":
+        await _press(card.page, choice, "Space")
+        if not await choice.is_checked():
+            msg = "Space on a focused option did not pick it"
+            raise AssertionError(msg)
+    else:
+        await choice.check()
+
+
+async def _generic(
+    card: _Card, questions: Sequence[AskUserQuestionItem], actions: tuple[Action, ...]
+) -> None:
+    """Fill every question of a generic card as *actions* say, then send it."""
+    groups = card.groups()
+    for index, (question, action) in enumerate(zip(questions, actions, strict=True)):
+        group = groups.nth(index)
+        multi = question.get("multiSelect") is True
+        labels = [option["label"] for option in question.get("options", ())]
+        choices = group.get_by_role("checkbox" if multi else "radio")
+        if isinstance(action, Skip):
+            # The group's last checkbox: it follows a multi-select's options.
+            await group.get_by_role("checkbox").last.check()
+        elif isinstance(action, Revise):
+            for kind, value in action.steps:
+                if kind == "pick":
+                    await choices.nth(labels.index(value)).check()
+                elif kind == "unpick":
+                    await choices.nth(labels.index(value)).uncheck()
+                else:  # typed over the field, or cleared
+                    await group.get_by_role("textbox").fill(value)
+        else:
+            way = action.way if isinstance(action, Pick) else None
+            for label in action.labels:
+                await _pick(card, choices.nth(labels.index(label)), way)
+            if isinstance(action, TypeText):
+                await group.get_by_role("textbox").fill(action.text)
+    if "keyboard" in _ways(actions):
+        # Focus is in the card, on the control last used: Ctrl+Enter sends the card.
+        await card.page.keyboard.press("Control+Enter")
+    else:
+        await card.node.get_by_role("button", name="Send", exact=True).click()
+
+
+async def _plan(card: _Card, question: AskUserQuestionItem, action: Action) -> None:
+    """Act on a plan card: its buttons send at once, so typed feedback comes first."""
+    intent: Any = question.get("intent")
+    approve = intent["approve"]
+    buttons = card.buttons()
+    # Approve first, then the other option's button (or "Send feedback"); the
+    # card ends with "Skip this question" and "Dismiss".
+    count = await buttons.count()
+    feedback = card.node.get_by_role("textbox", name="Feedback", exact=True)
+    if isinstance(action, Skip):
+        await buttons.nth(count - 2).click()
+        return
+    if isinstance(action, Revise):
+        for kind, value in action.steps:
+            if kind in {"type", "clear"}:
+                await feedback.fill(value)
+        picked, text = held_after(action.steps, multi=False)
+        target = buttons.nth(1) if text or picked != [approve] else buttons.first
+        await target.click()
+        return
+    if isinstance(action, TypeText):
+        await feedback.fill(action.text)
+        await buttons.nth(1).click()
+        return
+    target = buttons.first if action.labels[0] == approve else buttons.nth(1)
+    if action.way == "keyboard":
+        await _press(card.page, target, "Enter")
+    else:
+        await target.click()
+
+
+async def _sent(card: _Card, patience: float) -> None:
+    """Wait until the card goes; fail with the page's reason if it refused what was sent."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    while await card.node.count():
+        said = [text.strip() for text in await card.node.get_by_role("alert").all_inner_texts()]
+        refused = [text for text in said if text]
+        if refused:
+            msg = f"the page refused what the human sent: {' / '.join(refused)}"
+            raise AssertionError(msg)
+        if loop.time() > deadline:
+            msg = f"the card was still on the page {patience:g} s after the human sent it"
+            raise TimeoutError(msg)
+        await asyncio.sleep(0.01)
+
+
+async def act(
+    page: Page,
+    ask_id: str,
+    questions: Sequence[AskUserQuestionItem],
+    behaviour: Behaviour,
+    *,
+    hands: asyncio.Lock,
+    patience: float,
+) -> None:
+    """On the browser's loop: find the ask's card and do *behaviour* on it.
+
+    The human has one pair of hands: the page has one focus, which typing
+    goes to, and a reload would wipe a card half filled or sent. So acting
+    on a card, from the first gesture until it has gone, holds *hands*.
+    """
+    card = _Card(page, _card_of(page, ask_id))
+    if isinstance(behaviour, Nothing):
+        await card.node.wait_for(state="visible", timeout=patience * 1000)
+        return
+    async with hands:
+        # Another gesture that failed half way may have left a key down.
+        await release_keys(page)
+        if isinstance(behaviour, tuple) and "after-reload" in _ways(behaviour):
+            await page.reload()
+            await connected(page, patience)
+        await card.node.wait_for(state="visible", timeout=patience * 1000)
+        # The suite cancels the driver when the ask ends first, as it does the
+        # moment Ctrl+Enter has sent the card, before Control comes up. The
+        # hands stay busy until the gesture has ended, or the next one's Enter
+        # would go out as Ctrl+Enter.
+        gesture = asyncio.ensure_future(_gesture(card, questions, behaviour))
+        try:
+            await asyncio.shield(gesture)
+        except asyncio.CancelledError:
+            await asyncio.wait({gesture}, timeout=patience)
+            raise
+        await _sent(card, patience)
+
+
+async def _gesture(
+    card: _Card, questions: Sequence[AskUserQuestionItem], behaviour: tuple[Action, ...] | Dismiss
+) -> None:
+    """Dismiss the card, or fill and send it: a plan card as one, any other as a form."""
+    page = card.page
+    if isinstance(behaviour, Dismiss):
+        if behaviour.way not in {None, *DISMISS_WAYS}:
+            msg = f"no way to dismiss called {behaviour.way!r} on the page"
+            raise ValueError(msg)
+        dismiss = card.node.get_by_role("button", name="Dismiss", exact=True).last
+        if behaviour.way == "keyboard":
+            await _press(page, dismiss, "Enter")
+        else:
+            await dismiss.click()
+    elif await card.node.get_by_role("textbox", name="Feedback", exact=True).count():
+        await _plan(card, questions[0], behaviour[0])
+    else:
+        await _generic(card, questions, behaviour)

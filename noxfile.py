@@ -8,8 +8,9 @@ through the suite and the harness) on every Python, and ``slow`` runs, once,
 on one Python, the tests of the suite's own power (the gallery, the harness
 matrix, the Node examples and variants, the statistics, the load proof), the
 passes through other processes and programs (the extras' whole-suite runs,
-the command line, the plugin through pytester, fastmcp's client, which its
-test installs into a virtual environment of its own under ``.venvs/``) and
+the web provider's page and its broken variants in Chromium, the command
+line, the plugin through pytester, fastmcp's client, which its test installs
+into a virtual environment of its own under ``.venvs/``) and
 the budget check. Both run on every core (pytest-xdist); the load proof runs
 by itself after the rest of the slow tier. ``nox -s bench``, ``nox -s
 detection``, ``nox -s fuzz`` and ``nox -s soak`` are longer runs, and ``nox -s

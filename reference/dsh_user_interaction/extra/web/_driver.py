@@ -75,10 +75,10 @@ class WebDriver:
         self.host = host
         self.tab = tab
         self.capabilities = capabilities
-        #: How long a card may stay on the page after its ask settled: the
-        #: server's message on its way to the page.
+        #: Seconds a card may stay on the page after its ask settled (the
+        #: server's message on its way to the page).
         self.settle = settle
-        #: How long to wait for a card, or for a sent card to go, before failing.
+        #: Seconds to wait for a card, or for a sent card to go, before failing.
         self.patience = patience
         self._ask_ids = Handles(provider.ask_id_of)
 

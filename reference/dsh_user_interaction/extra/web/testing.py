@@ -23,6 +23,7 @@ except ImportError as _missing:  # tested in a subprocess, with each hidden
     raise ImportError(_msg, name=_missing.name) from _missing
 
 from ._chromium import Chromium as Chromium
+from ._chromium import HostConnection as HostConnection
 from ._chromium import chromium_executable as chromium_executable
 from ._chromium import shared_chromium as shared_chromium
 from ._driver import CAPABILITIES as CAPABILITIES
@@ -36,6 +37,7 @@ __all__ = [
     "CAPABILITIES",
     "PHONE_WIDTH",
     "Chromium",
+    "HostConnection",
     "WebDriver",
     "chromium_executable",
     "make_subject",

@@ -11,7 +11,6 @@ act on when several look alike.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any, Final
 
 from dsh_user_interaction import AskUserQuestionRequest
@@ -145,9 +144,8 @@ async def make_subject(
     connection = host
 
     async def aclose() -> None:
+        # The host blanks the subject's tab once its connection closes: not waited for.
         try:
-            with contextlib.suppress(ConnectionError):
-                await connection.call("close", tab=tab)
             await connection.aclose()
         finally:
             await provider.aclose()

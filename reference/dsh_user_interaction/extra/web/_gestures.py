@@ -55,7 +55,7 @@ async def card_count(page: Page, ask_id: str, hands: asyncio.Lock) -> int:
 
 @dataclass(frozen=True)
 class _Card:
-    """The locators of one ask's card, on the browser's loop."""
+    """The locators of one ask's card, in the browser host."""
 
     page: Page
     node: Locator
@@ -198,7 +198,7 @@ async def act(
     hands: asyncio.Lock,
     patience: float,
 ) -> None:
-    """On the browser's loop: find the ask's card and do *behaviour* on it.
+    """In the browser host: find the ask's card and do *behaviour* on it.
 
     The human has one pair of hands: the page has one focus, which typing
     goes to, and a reload would wipe a card half filled or sent. So acting

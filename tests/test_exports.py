@@ -32,7 +32,7 @@ def test_code_lives_in_private_modules() -> None:
     """Apart from the model-facing modules and the optional extras, every submodule is private."""
     names = {info.name for info in pkgutil.iter_modules(dsh_user_interaction.__path__)}
     public = {name for name in names if not name.startswith("_")}
-    assert public <= {"tool", "plan_review", "extra"}
+    assert public <= {"tool", "plan_review", "durable", "extra"}
 
 
 @pytest.mark.parametrize(
@@ -41,6 +41,7 @@ def test_code_lives_in_private_modules() -> None:
         ("dsh_user_interaction.extra.terminal", {"testing"}),
         ("dsh_user_interaction.extra.mcp", {"testing"}),
         ("dsh_user_interaction.extra.stdio", set[str]()),
+        ("dsh_user_interaction.durable", set[str]()),
     ],
 )
 def test_each_extra_only_re_exports(package: str, public_modules: set[str]) -> None:

@@ -24,12 +24,14 @@ from ._abort import AbortSignal
 from ._checks import is_blank
 from ._errors import ErrorCode
 from ._json import JsonError, read_json, replace_surrogates
+from ._store import ASK_ID_KEY
 from ._tool import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     AskingService,
     ToolDefinition,
     ToolResult,
     ask_through,
+    checked_tool_ask_id,
     describe_error,
     error_result,
 )
@@ -254,6 +256,7 @@ async def review_plan(
     agent: object = None,
     approve: str = "Approve",
     keep: str = "Keep planning",
+    ask_id: str | None = None,
 ) -> ToolResult:
     """Run ``exit_plan_mode`` for *plan*: ask for a review and tell the model the outcome.
 
@@ -261,7 +264,8 @@ async def review_plan(
     ``Error:`` and ``PLAN_NEEDS_HEADING``. Only an approval is a normal
     result; keeping planning, a dismissal and other failures are error
     results. *agent* is passed through untouched (``None`` means none).
-    Cancellation propagates.
+    Cancellation propagates. *ask_id* names the ask for a durable provider,
+    as for :func:`~dsh_user_interaction.tool.ask_user_question`.
 
     >>> import asyncio
     >>> from dsh_user_interaction import ScriptedProvider, UserInteractionService
@@ -275,6 +279,7 @@ step', is_error=True)
     ToolResult(text='Error: exit_plan_mode requires a non-empty markdown plan starting with a # \
 heading', is_error=True)
     """
+    checked_id = checked_tool_ask_id(ask_id)
     if not has_plan_heading(plan):
         return error_result(PLAN_NEEDS_HEADING)
     # The plain text of the plan: a str subclass's own methods are never called.
@@ -284,6 +289,8 @@ heading', is_error=True)
         request["agent"] = agent
     if signal is not None:
         request["signal"] = signal
+    if checked_id is not None:
+        request[ASK_ID_KEY] = checked_id
     answer, failure = await ask_through(service, cast("AskUserQuestionRequest[Any]", request))
     if failure is not None:
         if _is_dismissal(failure):

@@ -20,6 +20,7 @@ Design notes:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 import threading
@@ -63,7 +64,22 @@ CREATE TABLE IF NOT EXISTS dsh_meta (key TEXT PRIMARY KEY NOT NULL, value INTEGE
 INSERT OR IGNORE INTO dsh_meta (key, value) VALUES ('seq', 0);
 """
 
-_COLUMNS: Final = "ask_id, request, asked_at, seq, state, answer, principal, via, settled_at"
+_SELECT_ONE: Final = (
+    "SELECT ask_id, request, asked_at, seq, state, answer, principal, via, settled_at"
+    " FROM dsh_asks WHERE ask_id = ?"
+)
+_SELECT_PENDING: Final = (
+    "SELECT ask_id, request, asked_at, seq, state, answer, principal, via, settled_at"
+    " FROM dsh_asks WHERE state = 'pending' ORDER BY seq"
+)
+_SELECT_CHANGES: Final = (
+    "SELECT ask_id, request, asked_at, seq, state, answer, principal, via, settled_at"
+    " FROM dsh_asks WHERE seq > ? ORDER BY seq"
+)
+_SELECT_SETTLED: Final = (
+    "SELECT ask_id, request, asked_at, seq, state, answer, principal, via, settled_at"
+    " FROM dsh_asks WHERE state != 'pending' AND settled_at > ? ORDER BY settled_at, seq"
+)
 
 _Row = tuple[str, str, float, int, str, "str | None", "str | None", "str | None", "float | None"]
 
@@ -164,9 +180,7 @@ class SQLiteStore:
         def work(db: sqlite3.Connection) -> tuple[bool, AskRecord]:
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute(
-                    f"SELECT {_COLUMNS} FROM dsh_asks WHERE ask_id = ?", (ask_id,)
-                ).fetchone()
+                row = db.execute(_SELECT_ONE, (ask_id,)).fetchone()
                 if row is not None:
                     db.execute("COMMIT")
                     return False, _record(row)
@@ -189,20 +203,12 @@ class SQLiteStore:
 
     async def get(self, ask_id: str) -> AskRecord | None:
         """The record of *ask_id*, or ``None``."""
-        row = await self._run(
-            lambda db: db.execute(
-                f"SELECT {_COLUMNS} FROM dsh_asks WHERE ask_id = ?", (ask_id,)
-            ).fetchone()
-        )
+        row = await self._run(lambda db: db.execute(_SELECT_ONE, (ask_id,)).fetchone())
         return None if row is None else _record(row)
 
     async def pending(self) -> list[AskRecord]:
         """Every pending ask, oldest first."""
-        rows = await self._run(
-            lambda db: db.execute(
-                f"SELECT {_COLUMNS} FROM dsh_asks WHERE state = 'pending' ORDER BY seq"
-            ).fetchall()
-        )
+        rows = await self._run(lambda db: db.execute(_SELECT_PENDING).fetchall())
         return [_record(row) for row in rows]
 
     async def settle(self, ask_id: str, outcome: Outcome, *, settled_at: float) -> Settlement:
@@ -213,9 +219,7 @@ class SQLiteStore:
         def work(db: sqlite3.Connection) -> Settlement:
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute(
-                    f"SELECT {_COLUMNS} FROM dsh_asks WHERE ask_id = ?", (ask_id,)
-                ).fetchone()
+                row = db.execute(_SELECT_ONE, (ask_id,)).fetchone()
                 if row is None:
                     db.execute("COMMIT")
                     msg = f"no ask with the id {ask_id!r} in the store"
@@ -245,41 +249,35 @@ class SQLiteStore:
 
     async def changes(self, after: int) -> list[AskRecord]:
         """The records changed after change number *after*, in change order."""
-        rows = await self._run(
-            lambda db: db.execute(
-                f"SELECT {_COLUMNS} FROM dsh_asks WHERE seq > ? ORDER BY seq", (after,)
-            ).fetchall()
-        )
+        rows = await self._run(lambda db: db.execute(_SELECT_CHANGES, (after,)).fetchall())
         return [_record(row) for row in rows]
 
     async def watch(self, after: int = 0) -> AsyncIterator[AskRecord]:
-        """Yield each record that changes after *after*, polling every *poll_interval*."""
+        """Yield each record that changes after *after*, polling every *poll_interval*.
+
+        Ends when the store is closed.
+        """
         event = asyncio.Event()
         self._wake.add(event)
         try:
             cursor = after
-            while True:
+            while not self._closed:
                 event.clear()
                 for record in await self.changes(cursor):
                     cursor = max(cursor, record.seq)
                     yield record
-                try:
-                    await asyncio.wait_for(event.wait(), self._poll)
-                except TimeoutError:
-                    pass
+                # Not asyncio.wait_for: on Python 3.11 it swallows a cancellation that
+                # lands as the event is set, and the watch would never end.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self._poll):
+                        await event.wait()
         finally:
             self._wake.discard(event)
 
     async def records(self, *, settled_after: float | None = None) -> list[AskRecord]:
         """The settled records, oldest settlement first."""
         since = float("-inf") if settled_after is None else checked_time(settled_after, "after")
-        rows = await self._run(
-            lambda db: db.execute(
-                f"SELECT {_COLUMNS} FROM dsh_asks WHERE state != 'pending' AND settled_at > ?"
-                " ORDER BY settled_at, seq",
-                (since,),
-            ).fetchall()
-        )
+        rows = await self._run(lambda db: db.execute(_SELECT_SETTLED, (since,)).fetchall())
         return [_record(row) for row in rows]
 
     async def purge(self, *, settled_before: float) -> int:

@@ -225,7 +225,7 @@ def encode_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
-def decode_json(text: str) -> Any:
+def decode_json(text: str) -> Any:  # noqa: ANN401 - JSON data, as json.loads returns it
     """Read what :func:`encode_json` wrote."""
     return json.loads(text)
 

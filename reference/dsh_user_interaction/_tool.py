@@ -35,6 +35,7 @@ from typing import Any, Final, TypedDict, cast
 from ._abort import AbortSignal
 from ._checks import first_request_violation
 from ._json import JsonError, js_stringify, json_path, read_json, replace_surrogates
+from ._store import ASK_ID_KEY
 from ._types import AskingService, AskUserQuestionRequest
 from ._violations import json_type, type_name
 
@@ -231,7 +232,7 @@ async def ask_through(
 
 
 def _build_request(
-    arguments: object, signal: AbortSignal | None, agent: object
+    arguments: object, signal: AbortSignal | None, agent: object, ask_id: str | None = None
 ) -> AskUserQuestionRequest[Any]:
     """The request for plain *arguments*: the known keys only, as the model sent them."""
     if not isinstance(arguments, dict):
@@ -249,7 +250,22 @@ def _build_request(
         request["agent"] = agent
     if signal is not None:
         request["signal"] = signal
+    if ask_id is not None:
+        request[ASK_ID_KEY] = ask_id
     return cast("AskUserQuestionRequest[Any]", request)
+
+
+def checked_tool_ask_id(ask_id: object) -> str | None:
+    """The harness's *ask_id* for a tool call, checked: ``None`` or a non-empty string."""
+    if ask_id is None:
+        return None
+    if not isinstance(ask_id, str):
+        msg = f"ask_id must be a string or None, got {ask_id!r}"
+        raise TypeError(msg)
+    if not ask_id:
+        msg = "ask_id must not be empty"
+        raise ValueError(msg)
+    return ask_id
 
 
 def _question(raw: object) -> object:
@@ -356,12 +372,16 @@ async def ask_user_question(
     signal: AbortSignal | None = None,
     agent: object = None,
     max_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+    ask_id: str | None = None,
 ) -> ToolResult:
     """Run the tool: parse what the model sent, ask through *service*, report.
 
     *arguments* is what the model sent: a mapping, or JSON text. *agent* is
     the calling agent, any object, passed through untouched (``None`` means
-    none).
+    none). *ask_id*, when the harness has one (the model's tool-call id,
+    say), goes into the request's ``askId`` key, so that a durable provider
+    asked again for the same call after a restart finds the same ask; the
+    model cannot set it, since only the known keys of its arguments are kept.
 
     >>> import asyncio
     >>> from dsh_user_interaction import (
@@ -380,7 +400,7 @@ is_error=True)
         plain = read_json(arguments, max_bytes=max_bytes)
     except JsonError as error:
         return error_result(str(error))
-    request = _build_request(plain, signal, agent)
+    request = _build_request(plain, signal, agent, checked_tool_ask_id(ask_id))
     # Note: the original lists every schema problem; the first one, with its
     # JSON path, is one precise line the model can act on.
     violation = first_request_violation(request)

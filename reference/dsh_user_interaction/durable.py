@@ -1,9 +1,18 @@
 """Durable asks: a store that outlives the process, several UIs, and the audit record.
 
 This module only re-exports; the code lives in private modules, one concept
-each. See the docs' "Durable asks" page and the spec's section 7.
+each. An agent registers a :class:`DurableProvider` on an :class:`AskStore`
+(:class:`SQLiteStore` here; ``dsh_user_interaction.extra.postgres`` for
+several machines); UIs in any process show the store's asks through
+:func:`serve`; :class:`FanOutProvider` shows one ask on several UIs of one
+process. See the docs' "Durable asks" page and the spec's section 7.
 """
 
+from ._durable import DurableProvider as DurableProvider
+from ._fan_out import FanOutProvider as FanOutProvider
+from ._relay import ErrorHandler as ErrorHandler
+from ._relay import Principal as Principal
+from ._relay import serve as serve
 from ._sqlite_store import SQLiteStore as SQLiteStore
 from ._store import ASK_ID_KEY as ASK_ID_KEY
 from ._store import SETTLED_STATES as SETTLED_STATES
@@ -16,6 +25,12 @@ from ._store import StoredRequest as StoredRequest
 from ._store import decode_json as decode_json
 from ._store import encode_json as encode_json
 from ._store import stored_request as stored_request
+from ._upkeep import expire as expire
+from ._upkeep import export_jsonl as export_jsonl
+from ._upkeep import maintain as maintain
+from ._withdrawn import LostAnswer as LostAnswer
+from ._withdrawn import Withdrawn as Withdrawn
+from ._withdrawn import describe_outcome as describe_outcome
 
 __all__ = [
     "ASK_ID_KEY",
@@ -23,11 +38,22 @@ __all__ = [
     "AskRecord",
     "AskState",
     "AskStore",
+    "DurableProvider",
+    "ErrorHandler",
+    "FanOutProvider",
+    "LostAnswer",
     "Outcome",
+    "Principal",
     "SQLiteStore",
     "Settlement",
     "StoredRequest",
+    "Withdrawn",
     "decode_json",
+    "describe_outcome",
     "encode_json",
+    "expire",
+    "export_jsonl",
+    "maintain",
+    "serve",
     "stored_request",
 ]

@@ -27,11 +27,15 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Final, cast, final
 
+from typing_extensions import TypeVar
+
 from ._errors import ErrorCode, UserInteractionError
-from ._store import ASK_ID_KEY, AskRecord, AskStore, Outcome, stored_request
+from ._store import ASK_ID_KEY, AskRecord, AskStore, Outcome, checked_ask_id, stored_request
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest
 
-__all__ = ["DurableProvider"]
+__all__ = ["DurableProvider", "ask_id_of", "with_ask_id"]
+
+AgentT = TypeVar("AgentT", default=object)
 
 #: How long the provider tries to write an abort before giving up on it, in seconds.
 #: Below the service's cancel grace (0.25 s), so a slow store never gets the call left
@@ -43,6 +47,19 @@ _ABORTED: Final = object()
 
 def _new_ask_id() -> str:
     return uuid.uuid4().hex
+
+
+def with_ask_id(
+    request: AskUserQuestionRequest[AgentT], ask_id: str
+) -> AskUserQuestionRequest[AgentT]:
+    """A copy of *request* named *ask_id* (its ``askId`` key), for a durable provider.
+
+    >>> with_ask_id({"questions": [{"id": "q", "question": "Go?"}]}, "call-1")["askId"]
+    'call-1'
+    """
+    named = dict(request)
+    named[ASK_ID_KEY] = checked_ask_id(ask_id)
+    return cast("AskUserQuestionRequest[AgentT]", named)
 
 
 def ask_id_of(request: AskUserQuestionRequest) -> str | None:

@@ -9,6 +9,8 @@ process. See the docs' "Durable asks" page and the spec's section 7.
 """
 
 from ._durable import DurableProvider as DurableProvider
+from ._durable import ask_id_of as ask_id_of
+from ._durable import with_ask_id as with_ask_id
 from ._fan_out import FanOutProvider as FanOutProvider
 from ._relay import ErrorHandler as ErrorHandler
 from ._relay import Principal as Principal
@@ -48,6 +50,7 @@ __all__ = [
     "Settlement",
     "StoredRequest",
     "Withdrawn",
+    "ask_id_of",
     "decode_json",
     "describe_outcome",
     "encode_json",
@@ -56,4 +59,5 @@ __all__ = [
     "maintain",
     "serve",
     "stored_request",
+    "with_ask_id",
 ]

@@ -13,7 +13,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -40,7 +40,7 @@ def child(*arguments: str) -> subprocess.Popen[str]:
 
 
 @contextmanager
-def reaped(*processes: subprocess.Popen[str]) -> Iterator[None]:
+def reaped(*processes: subprocess.Popen[str]) -> Generator[None]:
     try:
         yield
     finally:

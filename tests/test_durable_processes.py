@@ -16,11 +16,13 @@ import sys
 from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from dsh_user_interaction import ScriptedProvider, answer_custom, answer_of
-from dsh_user_interaction.durable import SQLiteStore, serve
+from dsh_user_interaction.durable import DurableProvider, SQLiteStore, serve, with_ask_id
 
 from .helpers import run
 
@@ -48,7 +50,7 @@ def reaped(*processes: subprocess.Popen[str]) -> Generator[None]:
             if process.poll() is None:
                 process.kill()
             process.wait(timeout=10)
-            for stream in (process.stdin, process.stdout):
+            for stream in (process.stdin, process.stdout, process.stderr):
                 if stream is not None:
                     stream.close()
 
@@ -131,3 +133,60 @@ def test_two_agents_and_two_uis_settle_every_ask_exactly_once(tmp_path: Path) ->
         assert json.loads(line["text"]) == answer
         assert answer == answer_of(answer_custom("q", f"{via}:{line['askId']}"))
     assert os.path.getsize(path) > 0
+
+
+def test_the_serve_command_answers_through_the_web_page_in_another_process(
+    tmp_path: Path,
+) -> None:
+    """DUR-RELAY-1 with a real UI: ``python -m dsh_user_interaction serve``, the web page, HTTP."""
+    path = tmp_path / "asks.db"
+    command = [sys.executable, "-m", "dsh_user_interaction", "serve", str(path)]
+    ui = subprocess.Popen(
+        [*command, "--ui", "web", "--via", "phone", "--principal", "ana"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with reaped(ui):
+        assert ui.stderr is not None
+        line = ui.stderr.readline()
+        assert line.startswith("Open http://127.0.0.1:"), line
+        address: str = line.split()[1]
+        where = urlsplit(address)
+
+        async def main() -> object:
+            async with SQLiteStore(path, poll_interval=0.01) as store:
+                asking = asyncio.ensure_future(
+                    DurableProvider(store).ask(
+                        with_ask_id({"questions": [{"id": "q", "question": "Ship?"}]}, "call_9")
+                    )
+                )
+                page = {
+                    "x-dsh-secret": where.fragment.removeprefix("secret="),
+                    "origin": f"http://{where.netloc}",
+                    "content-type": "application/json",
+                }
+                answer: dict[str, object] = {
+                    "answers": [{"id": "q", "selected": [], "custom": "ship it"}]
+                }
+                async with httpx.AsyncClient(base_url=f"http://{where.netloc}") as client:
+                    while True:  # the relay shows the ask on the page as a1
+                        sent = await client.post(
+                            "/asks/a1/answer", headers=page, content=json.dumps(answer)
+                        )
+                        if sent.status_code == 200:
+                            break
+                        await asyncio.sleep(0.02)
+                got = await asking
+                record = await store.get("call_9")
+                assert record is not None
+                assert (record.state, record.principal, record.via) == ("answered", "ana", "phone")
+                return got
+
+        assert run(main(), bound=60) == answer_of(answer_custom("q", "ship it"))
+        ui.send_signal(signal.SIGTERM)
+        assert ui.wait(timeout=30) == 0
+    bad = subprocess.run(
+        [*command, "--schema", "x"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert bad.returncode == 1
+    assert "--schema is for a PostgreSQL store only" in bad.stderr

@@ -476,7 +476,7 @@ def test_the_demo_command_without_the_extra_says_what_to_install() -> None:
         [sys.executable, "-m", "dsh_user_interaction"], capture_output=True, text=True, check=False
     )
     assert usage.returncode == 2
-    assert "usage: python -m dsh_user_interaction {demo,web-demo}" in usage.stderr
+    assert "usage: python -m dsh_user_interaction {demo,web-demo,serve}" in usage.stderr
 
 
 # -- the conformance suite, and the variants it catches ---------------------------

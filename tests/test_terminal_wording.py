@@ -251,7 +251,7 @@ def test_the_help_says_what_the_command_and_the_demo_do() -> None:
     )
     assert out.returncode == 0
     text = " ".join(out.stdout.split())
-    assert text.startswith("usage: python -m dsh_user_interaction {demo,web-demo}")
+    assert text.startswith("usage: python -m dsh_user_interaction {demo,web-demo,serve}")
     assert "terminal provider" in text
     assert "sample batch of four questions" in text
     assert "compact JSON" in text

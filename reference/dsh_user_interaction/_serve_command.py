@@ -1,0 +1,99 @@
+"""``python -m dsh_user_interaction serve STORE``: a store's pending asks, on a UI of this machine.
+
+The relay (:func:`~dsh_user_interaction.durable.serve`) runs until Ctrl-C
+or SIGTERM, showing every pending ask of *STORE* through the web page or
+this terminal and writing each outcome back. *STORE* is a SQLite file, or a
+``postgresql://`` address (the ``postgres`` extra). The UI's extra is
+imported only here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import signal
+import socket
+import sys
+from collections.abc import AsyncGenerator
+
+from ._sqlite_store import SQLiteStore
+from ._store import AskStore
+from ._types import UserInteractionProvider
+
+__all__ = ["run_serve"]
+
+
+async def _open_store(where: str, schema: str | None) -> AskStore:
+    if where.startswith(("postgresql://", "postgres://")):
+        from .extra.postgres import PostgresStore  # noqa: PLC0415 - the extra is optional
+
+        if schema is None:
+            return await PostgresStore.connect(where)
+        return await PostgresStore.connect(where, schema=schema)
+    if schema is not None:
+        msg = "--schema is for a PostgreSQL store only"
+        raise ValueError(msg)
+    return SQLiteStore(where)
+
+
+@contextlib.asynccontextmanager
+async def _ui(kind: str, port: int) -> AsyncGenerator[UserInteractionProvider]:
+    if kind == "web":
+        from .extra.web import WebProvider  # noqa: PLC0415 - the extra is optional
+
+        async with WebProvider(port=port) as page:
+            print(f"Open {page.url} to answer.", file=sys.stderr, flush=True)
+            yield page
+        return
+    from .extra.terminal import TerminalProvider  # noqa: PLC0415 - the extra is optional
+
+    terminal = TerminalProvider()
+    try:
+        yield terminal
+    finally:
+        await terminal.aclose()
+
+
+async def _serve(
+    where: str, schema: str | None, kind: str, port: int, *, via: str, who: str
+) -> None:
+    from .durable import serve  # noqa: PLC0415 - the front module, imported when used
+
+    store = await _open_store(where, schema)
+    try:
+        async with _ui(kind, port) as provider:
+            relay = asyncio.ensure_future(serve(store, provider, via=via, principal=who))
+            loop = asyncio.get_running_loop()
+            for stop in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(stop, relay.cancel)
+            print(f"Serving the pending asks of {where} as {who!r} via {via!r}.", file=sys.stderr)
+            with contextlib.suppress(asyncio.CancelledError):
+                await relay
+    finally:
+        await store.close()
+
+
+def run_serve(
+    where: str,
+    *,
+    ui: str = "web",
+    port: int = 0,
+    schema: str | None = None,
+    via: str | None = None,
+    principal: str | None = None,
+) -> int:
+    """Relay *where*'s pending asks to the *ui* (``web`` or ``terminal``) until stopped.
+
+    *via* names this UI in the audit record (``web@HOST`` by default) and
+    *principal* who answers here (the login name by default). Exit status 0
+    when stopped, 1 when the store or the UI cannot start.
+    """
+    via = via or f"{ui}@{socket.gethostname()}"
+    who = principal or getpass.getuser()
+    try:
+        asyncio.run(_serve(where, schema, ui, port, via=via, who=who))
+    except (ImportError, OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0

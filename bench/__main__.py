@@ -14,6 +14,9 @@ every section; ``python -m bench scaling abort_latency`` runs some, and
 * ``web`` (:mod:`bench.web`): the web provider's memory per pending ask, a
   keystroke on Send in Chromium until ``ask()`` returns, and the page with
   1,000 asks pending; ``bench/results/web.json``.
+* ``durable`` (:mod:`bench.durable`): asks per second through the SQLite and
+  PostgreSQL stores, from an answer written to ``ask()`` returning, and both
+  with 10,000 asks pending; ``bench/results/durable.json``.
 * ``suite_cost`` (:mod:`bench.suite_cost`): the conformance suite's time per
   Hypothesis test case, and where it goes; ``bench/results/suite_cost.json``.
 * ``scaling``, ``abort_latency``, ``many_pending``, ``import_cost``: below;
@@ -347,10 +350,18 @@ def web_section() -> dict[str, Any]:
     return web.main()
 
 
+def durable_section() -> dict[str, Any]:
+    """Durable asks through both stores; see :mod:`bench.durable`."""
+    from bench import durable
+
+    return durable.main()
+
+
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "honest": honest_section,
     "harness": harness_section,
     "web": web_section,
+    "durable": durable_section,
     "scaling": scaling,
     "abort_latency": abort_latency,
     "many_pending": many_pending,

@@ -652,3 +652,29 @@ def test_the_durable_path_passes_the_whole_provider_suite(seed: int) -> None:
     """The default profile, on the fixed seed and the day's."""
     report = run_suite(subject_factory=durable_subject, kinds=("provider",), seed=seed)
     assert report.ok, [r.message for r in report.results if r.status != "passed"]
+
+
+def test_one_request_object_asked_twice_at_once_keeps_both_ask_ids(tmp_path: Path) -> None:
+    """ask_id_of finds the request while any call of it waits, and forgets it after the last."""
+
+    async def main() -> None:
+        async with stores(tmp_path) as (store,):
+            provider = DurableProvider(store)
+            request = one_question()
+            first = asyncio.ensure_future(provider.ask(request))
+            second = asyncio.ensure_future(provider.ask(request))
+            await until(lambda: _count_pending(store, 2), "both kept")
+            found = provider.ask_id_of(request)
+            assert found in {record.ask_id for record in await store.pending()}
+            first.cancel()
+            await asyncio.gather(first, return_exceptions=True)
+            assert provider.ask_id_of(request) is not None
+            second.cancel()
+            await asyncio.gather(second, return_exceptions=True)
+            assert provider.ask_id_of(request) is None
+
+    run(main())
+
+
+async def _count_pending(store: SQLiteStore, count: int) -> bool:
+    return len(await store.pending()) == count

@@ -181,7 +181,8 @@ class DurableProvider:
         self._new_id = new_ask_id
         self._watcher = _Watcher(store)
         #: The pending calls' requests and ask ids, by the request's identity.
-        self._asking: dict[int, tuple[AskUserQuestionRequest, str]] = {}
+        #: The same request object may be asked by several calls at once: a list each.
+        self._asking: dict[int, list[tuple[AskUserQuestionRequest, str]]] = {}
 
     @property
     def store(self) -> AskStore:
@@ -194,8 +195,10 @@ class DurableProvider:
         A request without ``askId`` gets a fresh id; a test driver finds the
         ask it must answer in the store by it.
         """
-        found = self._asking.get(id(request))
-        return found[1] if found is not None and found[0] is request else None
+        for asked, ask_id in self._asking.get(id(request), ()):
+            if asked is request:
+                return ask_id
+        return None
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Keep *request* in the store and return its outcome once a UI settles it."""
@@ -218,7 +221,8 @@ class DurableProvider:
         if not record.pending:
             return outcome_of(record)  # DUR-REASK-1: settled while we were away
         future = self._watcher.subscribe(record)
-        self._asking[id(request)] = (request, ask_id)
+        entry = (request, ask_id)
+        self._asking.setdefault(id(request), []).append(entry)
         remove = (
             signal.add_listener(lambda _signal: _resolve(future, _ABORTED))
             if signal is not None
@@ -243,7 +247,10 @@ class DurableProvider:
         finally:
             if remove is not None:
                 remove()
-            self._asking.pop(id(request), None)
+            calls = self._asking[id(request)]
+            calls.remove(entry)
+            if not calls:
+                del self._asking[id(request)]
             await self._watcher.unsubscribe(ask_id, future)
 
     async def _aborted(self, ask_id: str) -> UserInteractionError:

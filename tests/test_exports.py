@@ -42,6 +42,7 @@ def test_code_lives_in_private_modules() -> None:
         ("dsh_user_interaction.extra.mcp", {"testing"}),
         ("dsh_user_interaction.extra.stdio", set[str]()),
         ("dsh_user_interaction.durable", set[str]()),
+        ("dsh_user_interaction.extra.postgres", {"testing"}),
     ],
 )
 def test_each_extra_only_re_exports(package: str, public_modules: set[str]) -> None:

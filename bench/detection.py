@@ -16,6 +16,13 @@ failures. Either way a run stops as soon as the entry is caught
 ``--web`` adds the broken web providers (``tests/gallery/web.py``), each
 driven through its page in headless Chromium: their covering check is the one
 the gallery names, and they run with the suite's default bound.
+
+``--stores`` adds the broken ask stores (``tests/gallery/stores.py``), each
+judged by the store suite at its default profile and bound, its state
+machine first (the covering check) and its durable-path scenarios only
+when the machine misses it. ``-- 20 --stores $(python -c 'from
+tests.gallery.stores import BROKEN_STORES; print(*BROKEN_STORES)')`` judges
+the stores alone.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import time
 from collections.abc import Callable, Collection
 from typing import Any
 
-from dsh_user_interaction_conformance import run_suite
+from dsh_user_interaction_conformance import run_store_suite, run_suite
 from tests.gallery.providers import BROKEN_PROVIDERS
 from tests.gallery.services import BROKEN_SERVICES
 
@@ -37,6 +44,9 @@ def _failed(
     only: Collection[str],
     wanted: Collection[str],
 ) -> set[str]:
+    if kind == "store":
+        judged = run_store_suite(factory, seed=seed, shrink=False, stop_on=wanted, only=only)
+        return {r.requirement.id for r in judged.results if r.status == "failed"}
     factories = {"service_factory": factory} if kind == "service" else {"subject_factory": factory}
     report = run_suite(
         kinds=["service" if kind == "service" else "provider"],
@@ -60,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         "--covering", action="store_true", help="the covering checks first (see above)"
     )
     parser.add_argument("--web", action="store_true", help="the broken web providers too")
+    parser.add_argument("--stores", action="store_true", help="the broken ask stores too")
     args = parser.parse_intermixed_args(argv)
     covering: Callable[[str, str, str], list[str]] | None = None
     if args.covering:
@@ -75,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
 
         entries += [("web", n, f, r) for n, (f, r, _) in BROKEN_WEB.items()]
         web_checks = {n: c for n, (_, _, c) in BROKEN_WEB.items()}
+    if args.stores:
+        from tests.gallery.stores import BROKEN_STORES
+
+        entries += [("store", n, f, r) for n, (f, r) in BROKEN_STORES.items()]
     missed = 0
     for kind, name, factory, requirement in entries:
         if args.names and name not in args.names:
@@ -84,7 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         for seed in range(1, args.seeds + 1):
             if covering is not None:
-                only = [web_checks[name]] if kind == "web" else covering(name, kind, requirement)
+                if kind == "store":
+                    only = ["store-machine"]
+                elif kind == "web":
+                    only = [web_checks[name]]
+                else:
+                    only = covering(name, kind, requirement)
                 hit = bool(_failed(kind, factory, seed, only, wanted) & wanted)
                 first += hit
                 if hit:

@@ -46,6 +46,8 @@ nitpick_ignore = [
     ("py:class", "dsh_user_interaction._types.AgentT_co"),
     ("py:class", "dsh_user_interaction_conformance._baseline.BaselineEntry"),
     ("py:class", "dsh_user_interaction_conformance._baseline.FailureForm"),
+    ("py:class", "dsh_user_interaction_conformance._store_subject.SQLiteStoreSubject"),
+    ("py:class", "dsh_user_interaction._durable.AgentT"),
 ] + [
     ("py:class", f"dsh_user_interaction_conformance._engine.{name}")
     for name in ("Draws", "Setup", "Scenario", "FailureRecord", "StallRecord")
@@ -66,4 +68,6 @@ nitpick_ignore_regex = [
     (r"py:class", r"(ElicitationFnT|ElicitRequestParams|ElicitResult|ErrorData|RequestId)"),
     (r"py:class", r"st\..*"),
     (r"py:class", r"(NoneType|Ellipsis|EllipsisType)"),
+    # The durable extras' third-party and standard-library types.
+    (r"py:.*", r"(psycopg|os|pathlib)\..*"),
 ]

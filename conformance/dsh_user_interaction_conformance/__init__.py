@@ -1,7 +1,8 @@
 """The conformance suite for user-interaction providers and services.
 
 Run it with ``python -m dsh_user_interaction_conformance``, from your own
-tests with :func:`run_suite`, or through the pytest plugin. The strategies in
+tests with :func:`run_suite`, or through the pytest plugin. The store suite
+checks an ask store (``--store``, :func:`run_store_suite`). The strategies in
 :mod:`dsh_user_interaction_conformance.strategies` are public too.
 :class:`HarnessSubjects` and :class:`HarnessServices` run an implementation
 in another process, in any language, over ``spec/harness.md``.
@@ -32,6 +33,9 @@ if typing.TYPE_CHECKING:
     from ._behaviour import held_after as held_after
     from ._behaviour import revised as revised
     from ._capabilities import Capabilities as Capabilities
+    from ._durable_subject import DurableDriver as DurableDriver
+    from ._durable_subject import durable_subject as durable_subject
+    from ._durable_subject import make_durable_subject as make_durable_subject
     from ._engine import CHECKS as CHECKS
     from ._engine import Check as Check
     from ._engine import CheckOutcome as CheckOutcome
@@ -47,6 +51,12 @@ if typing.TYPE_CHECKING:
     from ._runner import Report as Report
     from ._runner import RequirementResult as RequirementResult
     from ._runner import run_suite as run_suite
+    from ._store_runner import StoreReport as StoreReport
+    from ._store_runner import StoreRun as StoreRun
+    from ._store_runner import run_store_suite as run_store_suite
+    from ._store_subject import StoreFactory as StoreFactory
+    from ._store_subject import StoreSubject as StoreSubject
+    from ._store_subject import sqlite_store_subject as sqlite_store_subject
     from ._subject import Driver as Driver
     from ._subject import Remote as Remote
     from ._subject import ScriptedDriver as ScriptedDriver
@@ -70,6 +80,7 @@ __all__ = [
     "Dismiss",
     "Draws",
     "Driver",
+    "DurableDriver",
     "FailureForm",
     "FailureRecord",
     "HarnessServices",
@@ -90,18 +101,26 @@ __all__ = [
     "SetupError",
     "Skip",
     "Step",
+    "StoreFactory",
+    "StoreReport",
+    "StoreRun",
+    "StoreSubject",
     "Subject",
     "SubjectFactory",
     "TypeText",
+    "durable_subject",
     "expected_answer",
     "held_after",
+    "make_durable_subject",
     "parse_baseline",
     "recorded_baseline",
     "reference_service",
     "reference_subject",
     "requirements",
     "revised",
+    "run_store_suite",
     "run_suite",
+    "sqlite_store_subject",
     "with_capabilities",
 ]
 
@@ -124,6 +143,9 @@ _MODULES = {
     "parse_baseline": "_baseline",
     "recorded_baseline": "_baseline",
     "Capabilities": "_capabilities",
+    "DurableDriver": "_durable_subject",
+    "durable_subject": "_durable_subject",
+    "make_durable_subject": "_durable_subject",
     "CHECKS": "_engine",
     "Check": "_engine",
     "CheckOutcome": "_engine",
@@ -139,6 +161,12 @@ _MODULES = {
     "Report": "_runner",
     "RequirementResult": "_runner",
     "run_suite": "_runner",
+    "StoreReport": "_store_runner",
+    "StoreRun": "_store_runner",
+    "run_store_suite": "_store_runner",
+    "StoreFactory": "_store_subject",
+    "StoreSubject": "_store_subject",
+    "sqlite_store_subject": "_store_subject",
     "Driver": "_subject",
     "Remote": "_subject",
     "ScriptedDriver": "_subject",

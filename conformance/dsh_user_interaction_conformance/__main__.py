@@ -2,6 +2,8 @@
 
 Exit status: 0 when every MUST requirement passed (or is baselined, or its
 capability is not claimed), 1 on failures, 2 on a usage or set-up error.
+With ``--store``, it runs the store suite on an ask store instead, with the
+same exit statuses.
 """
 
 from __future__ import annotations
@@ -22,11 +24,21 @@ from typing import Any, NoReturn, TextIO, cast
 import dsh_user_interaction
 from dsh_user_interaction.extra.stdio import ChildFailed
 
-from . import _engine, _harness, _loop
+from . import _engine, _harness, _loop, _store_loop
 from ._baseline import BaselineEntry, parse_baseline, recorded_baseline
+from ._durable_checks import DURABLE_CHECKS
 from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
 from ._registry import requirements
 from ._runner import Report, RequirementResult, factory_name, run_suite
+from ._store_checks import STORE_CHECK, store_requirements
+from ._store_runner import (
+    STORE_CHECKS,
+    STORE_PROFILES,
+    StoreReport,
+    run_store_suite,
+    store_suite_requirements,
+)
+from ._store_subject import sqlite_store_subject
 from ._subject import UsageError as _UsageError
 from ._subject import declared_capabilities
 from ._subject import load_factory as _load
@@ -72,6 +84,15 @@ def _parser() -> argparse.ArgumentParser:
         help="a command whose process serves a service over the harness protocol",
     )
     parser.add_argument(
+        "--store",
+        nargs="?",
+        const="sqlite",
+        metavar="MODULE:ATTR",
+        help="run the store suite instead, on the ask stores of a zero-argument factory "
+        "returning a StoreSubject; alone, or 'sqlite', the embedded SQLite store. It takes "
+        "--profile, --seed, --bound, --only, --stop-on DUR-..., --json and --list",
+    )
+    parser.add_argument(
         "-V",
         "--validate-protocol",
         action="store_true",
@@ -84,8 +105,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--bound",
         type=_bound,
-        default=1.0,
-        help="seconds a subject may take to settle after an abort or an answer (default 1)",
+        default=None,
+        help="seconds a subject may take to settle after an abort or an answer (default 1); "
+        "with --store, seconds any call on a store may take, and a watcher to show a change "
+        "(default 5)",
     )
     parser.add_argument(
         "--only", action="append", default=[], metavar="CHECK", help="run only this check"
@@ -120,6 +143,30 @@ def _baseline(path: Path) -> dict[str, BaselineEntry]:
         return parse_baseline(data)
     except ValueError as error:
         raise _UsageError(f"--baseline: {error}") from None
+
+
+def store_reproducer(argv: Sequence[str], check: str, seed: int | None) -> str:
+    """The command that re-runs the store suite's *check* as this run ran it.
+
+    ``--store`` comes last, as ``--store=VALUE`` when it has one: alone, it takes none.
+    """
+    kept: list[str] = []
+    store = "--store"
+    skip = False
+    for index, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if arg == "--store":
+            following = argv[index + 1] if index + 1 < len(argv) else "-"
+            if not following.startswith("-"):
+                store, skip = f"--store={following}", True
+            continue
+        if arg.startswith("--store="):
+            store = arg
+            continue
+        kept.append(arg)
+    return f"{reproducer(kept, check, seed)} {shlex.quote(store)}"
 
 
 def reproducer(argv: Sequence[str], check: str, seed: int | None) -> str:
@@ -220,7 +267,9 @@ class _Printer:
         self.out.write(line + "\n")
         self.out.flush()
 
-    def _details(self, result: RequirementResult, report: Report) -> None:
+    def _details(
+        self, result: RequirementResult, seed: int | None, reproduce: str | None = None
+    ) -> None:
         write = self.out.write
         requirement = result.requirement
         write(f"\n=== {result.status.upper()}: {requirement.id} ({requirement.level})")
@@ -249,7 +298,7 @@ class _Printer:
                     write(f"    {line}\n")
         if result.failed_in:
             check = result.failed_in.partition("[")[0]
-            write(f"reproduce: {reproducer(self.argv, check, report.seed)}\n")
+            write(f"reproduce: {reproduce or reproducer(self.argv, check, seed)}\n")
 
     def summary(self, report: Report, elapsed: float) -> None:
         """The counts, then each failure and warning in full, then the verdict."""
@@ -281,7 +330,61 @@ class _Printer:
             write(f"{result.status:>16}  {result.requirement.id:<16} {result.message}\n")
         for result in [*report.results, *report.binding]:
             if result.status in {"failed", "warning"}:
-                self._details(result, report)
+                self._details(result, report.seed)
+        write("\nPASSED\n" if report.ok else "\nFAILED\n")
+
+    def store_header(self, args: argparse.Namespace, factory: object) -> None:
+        """What the store suite is about to run."""
+        write = self.out.write
+        write(
+            f"dsh-user-interaction conformance {dsh_user_interaction.__version__} "
+            f"(spec {dsh_user_interaction.SPEC_VERSION}): the store suite\n"
+        )
+        write(f"  store:        {factory_name(factory)}\n")
+        sizes = STORE_PROFILES[args.profile]
+        write(
+            f"  profile:      {args.profile} ({sizes.examples} examples of up to {sizes.steps} "
+            f"steps, {sizes.scenarios} per scenario), bound {args.bound:g} s\n"
+        )
+        if args.seed is not None:
+            write(f"  seed:         {args.seed}\n")
+        else:
+            write("  seed:         none: CI is set, so Hypothesis derandomises the run\n")
+        self.out.flush()
+
+    def store_summary(self, report: StoreReport) -> None:
+        """One line per run of the state machine, the counts, each failure in full, the verdict."""
+        write = self.out.write
+        count = len(report.results)
+        covers = {check: [r for r in report.results if check in r.checks] for check in STORE_CHECKS}
+        for run in report.runs:
+            failed = " ".join(run.failed)
+            verdict = "FAILED  " if run.failed else "ok      "
+            detail = failed or f"{len(covers[run.check]) - len(run.masked)} reqs"
+            if run.masked:
+                detail += f" (not looking for {' '.join(run.masked)} again)"
+            if run.hung:
+                detail += f"; stopped: a call hung ({run.hung})"
+            steps = f"{run.steps:>6} steps" if run.check == STORE_CHECK else " " * 12
+            write(
+                f"  {verdict}  {run.check:<24} {run.examples:>5} examples {steps} "
+                f"{run.seconds:>6.1f} s  {detail}\n"
+            )
+        counts = report.as_dict()["summary"]
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        seed = "derandomised" if report.seed is None else f"seed {report.seed}"
+        write(f"\nstore: {report.store}\n")
+        write(
+            f"{count} requirements of the store: {summary}; {seed}, profile {report.profile}, "
+            f"{report.seconds:.1f} s\n"
+        )
+        for result in report.results:
+            if result.status in {"untested", "skipped"}:
+                write(f"{result.status:>16}  {result.requirement.id:<16} {result.message}\n")
+        for result in report.results:
+            if result.status in {"failed", "warning"}:
+                reproduce = store_reproducer(self.argv, result.failed_in, report.seed)
+                self._details(result, report.seed, reproduce)
         write("\nPASSED\n" if report.ok else "\nFAILED\n")
 
 
@@ -290,6 +393,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         args = _parser().parse_args(args_list)
+        if args.store is not None:
+            return _store(args, args_list)
+        if args.bound is None:
+            args.bound = 1.0
         if args.list:
             for item in CHECKS:
                 sys.stdout.write(f"{item.name:<26} {item.kind:<9} {' '.join(item.requirements)}\n")
@@ -329,6 +436,67 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for child in children:
             child.close()
+
+
+def _store(args: argparse.Namespace, args_list: list[str]) -> int:
+    """Run the store suite (``--store``); usage errors raise :class:`_UsageError`."""
+    others = [
+        option
+        for option, given in (
+            ("--provider", args.provider),
+            ("--service", args.service),
+            ("--provider-cmd", args.provider_cmd),
+            ("--service-cmd", args.service_cmd),
+            ("-V", args.validate_protocol),
+            ("--baseline", args.baseline),
+            ("--write-baseline", args.write_baseline),
+        )
+        if given
+    ]
+    if others:
+        raise _UsageError(f"--store runs the store suite alone: drop {', '.join(others)}")
+    known = store_suite_requirements()
+    if args.list:
+        sys.stdout.write(f"{STORE_CHECK:<26} {'store':<9} {' '.join(store_requirements())}\n")
+        for check in DURABLE_CHECKS:
+            sys.stdout.write(f"{check.name:<26} {'durable':<9} {' '.join(check.requirements)}\n")
+        return 0
+    unknown = set(args.stop_on) - set(known)
+    if unknown:
+        raise _UsageError(f"--stop-on: {sorted(unknown)[0]!r} is no requirement of the store suite")
+    unknown = set(args.only) - set(STORE_CHECKS)
+    if unknown:
+        raise _UsageError(f"--only: unknown check {sorted(unknown)[0]!r}; see --store --list")
+    factory: Callable[[], Any] = (
+        sqlite_store_subject if args.store == "sqlite" else _load(args.store, "--store")
+    )
+    if args.bound is None:
+        args.bound = 5.0
+    printer = _Printer(sys.stdout, args_list)
+    seed = args.seed
+    if seed is None and not os.environ.get("CI"):
+        seed = int.from_bytes(os.urandom(4), "big")
+        printer.argv = [*args_list, "--seed", str(seed)]
+    printer.store_header(argparse.Namespace(**{**vars(args), "seed": seed}), factory)
+    try:
+        report = run_store_suite(
+            factory,
+            seed=seed,
+            profile=args.profile,
+            bound=args.bound,
+            stop_on=args.stop_on,
+            only=args.only,
+        )
+    except SetupError as error:
+        sys.stderr.write(f"{PROG}: error: --store: {error}\n")
+        return 2
+    except ValueError as error:
+        sys.stderr.write(f"{PROG}: error: {error}\n")
+        return 2
+    printer.store_summary(report)
+    if args.json is not None:
+        args.json.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+    return 0 if report.ok else 1
 
 
 def _child(
@@ -443,7 +611,8 @@ def _exit(status: int) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     main = threading.main_thread()
-    if any(t is not main and t.is_alive() for t in threading.enumerate()) or _loop.abandoned():
+    gave_up = _loop.abandoned() or _store_loop.abandoned()
+    if any(t is not main and t.is_alive() for t in threading.enumerate()) or gave_up:
         os._exit(status)
     sys.exit(status)
 

@@ -1,7 +1,8 @@
 """A ``requirements-table`` directive built from the conformance suite's registry.
 
 The table lists each requirement of ``spec/user-interaction.md`` with its level,
-sentence and the checks that cover it. The build fails (a warning under
+sentence and the checks that cover it: the provider and service suite's, and
+for section 7 the store suite's. The build fails (a warning under
 ``-W``) when a requirement has no check or a check cites an unknown ID, so the
 docs, the spec and the suite cannot drift apart.
 """
@@ -16,6 +17,8 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from dsh_user_interaction_conformance import CHECKS, requirements
+from dsh_user_interaction_conformance._durable_checks import DURABLE_CHECKS
+from dsh_user_interaction_conformance._store_checks import STORE_CHECK, STORE_REQUIREMENTS
 
 logger = logging.getLogger(__name__)
 
@@ -28,17 +31,18 @@ class RequirementsTable(SphinxDirective):
         known = requirements()
         where = self.get_location()
         covering: dict[str, list[str]] = {rid: [] for rid in known}
-        for check in CHECKS:
-            for rid in check.requirements:
+        # The provider and service suite's checks, then the store suite's (section 7).
+        cited = [(check.name, check.requirements) for check in CHECKS]
+        cited.append((STORE_CHECK, STORE_REQUIREMENTS))
+        cited.extend((check.name, check.requirements) for check in DURABLE_CHECKS)
+        for name, rids in cited:
+            for rid in rids:
                 if rid not in covering:
                     logger.warning(
-                        "check %s cites unknown requirement %s",
-                        check.name,
-                        rid,
-                        location=where,
+                        "check %s cites unknown requirement %s", name, rid, location=where
                     )
                     continue
-                covering[rid].append(check.name)
+                covering[rid].append(name)
         for rid, names in covering.items():
             if not names:
                 logger.warning("requirement %s has no conformance check", rid, location=where)

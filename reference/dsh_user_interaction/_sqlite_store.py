@@ -6,6 +6,9 @@ Design notes:
   for the writer; every write is one ``BEGIN IMMEDIATE`` transaction, so two
   processes that settle the same ask at once are serialised by SQLite's own
   lock and the second finds the ask settled (``DUR-ONCE-1``).
+* Text is kept as JSON (``encode_json``): the ask id, the principal and the
+  UI's name too, since :mod:`sqlite3` refuses a lone surrogate in plain
+  text, and any text must round-trip (``DUR-STORE-3``).
 * ``synchronous=FULL``: a settlement that returned survives a crash of the
   process and of the machine, which is the point of the store.
 * Each store object owns one connection, used from one worker thread of its
@@ -87,16 +90,21 @@ _Row = tuple[str, str, float, int, str, "str | None", "str | None", "str | None"
 def _record(row: _Row) -> AskRecord:
     ask_id, request, asked_at, seq, state, answer, principal, via, settled_at = row
     return AskRecord(
-        ask_id=ask_id,
+        ask_id=decode_json(ask_id),
         request=cast("StoredRequest", decode_json(request)),
         asked_at=asked_at,
         seq=seq,
         state=cast("AskState", state),
         answer=None if answer is None else decode_json(answer),
-        principal=principal,
-        via=via,
+        principal=None if principal is None else decode_json(principal),
+        via=None if via is None else decode_json(via),
         settled_at=settled_at,
     )
+
+
+def _text(value: str | None) -> str | None:
+    """*value* as the store keeps text: JSON, so NUL and lone surrogates survive (DUR-STORE-3)."""
+    return None if value is None else encode_json(value)
 
 
 @final
@@ -176,11 +184,12 @@ class SQLiteStore:
         checked_ask_id(ask_id)
         when = checked_time(asked_at, "asked_at")
         text = encode_json(request)
+        key = encode_json(ask_id)
 
         def work(db: sqlite3.Connection) -> tuple[bool, AskRecord]:
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute(_SELECT_ONE, (ask_id,)).fetchone()
+                row = db.execute(_SELECT_ONE, (key,)).fetchone()
                 if row is not None:
                     db.execute("COMMIT")
                     return False, _record(row)
@@ -188,7 +197,7 @@ class SQLiteStore:
                 db.execute(
                     "INSERT INTO dsh_asks (ask_id, request, asked_at, seq, state)"
                     " VALUES (?, ?, ?, ?, 'pending')",
-                    (ask_id, text, when, seq),
+                    (key, text, when, seq),
                 )
                 db.execute("COMMIT")
             except BaseException:
@@ -203,7 +212,8 @@ class SQLiteStore:
 
     async def get(self, ask_id: str) -> AskRecord | None:
         """The record of *ask_id*, or ``None``."""
-        row = await self._run(lambda db: db.execute(_SELECT_ONE, (ask_id,)).fetchone())
+        key = encode_json(ask_id)
+        row = await self._run(lambda db: db.execute(_SELECT_ONE, (key,)).fetchone())
         return None if row is None else _record(row)
 
     async def pending(self) -> list[AskRecord]:
@@ -215,11 +225,13 @@ class SQLiteStore:
         """Settle *ask_id* with *outcome* if it is pending; the first settlement wins."""
         when = checked_time(settled_at, "settled_at")
         answer = None if outcome.answer is None else encode_json(outcome.answer)
+        key = encode_json(ask_id)
+        principal, via = _text(outcome.principal), _text(outcome.via)
 
         def work(db: sqlite3.Connection) -> Settlement:
             db.execute("BEGIN IMMEDIATE")
             try:
-                row = db.execute(_SELECT_ONE, (ask_id,)).fetchone()
+                row = db.execute(_SELECT_ONE, (key,)).fetchone()
                 if row is None:
                     db.execute("COMMIT")
                     msg = f"no ask with the id {ask_id!r} in the store"
@@ -231,7 +243,7 @@ class SQLiteStore:
                 db.execute(
                     "UPDATE dsh_asks SET state = ?, answer = ?, principal = ?, via = ?,"
                     " settled_at = ?, seq = ? WHERE ask_id = ?",
-                    (outcome.state, answer, outcome.principal, outcome.via, when, seq, ask_id),
+                    (outcome.state, answer, principal, via, when, seq, key),
                 )
                 db.execute("COMMIT")
             except KeyError:
@@ -239,7 +251,7 @@ class SQLiteStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-            settled = (*row[:3], seq, outcome.state, answer, outcome.principal, outcome.via, when)
+            settled = (*row[:3], seq, outcome.state, answer, principal, via, when)
             return Settlement(won=True, record=_record(cast("_Row", settled)))
 
         settlement = await self._run(work)

@@ -157,7 +157,7 @@ class Settlement(NamedTuple):
 
     #: Whether this call settled the ask; ``False`` when an earlier outcome stands.
     won: bool
-    #: The record as settled: with this call's outcome when it won, else the earlier one.
+    #: The settled record, with this call's outcome when it won, else the earlier one.
     record: AskRecord
 
 

@@ -237,10 +237,24 @@ class _Printer:
             f"  profile:      {args.profile} ({PROFILES[args.profile]} examples per check), "
             f"bound {args.bound:g} s\n"
         )
-        if args.seed is not None:
-            write(f"  seed:         {args.seed}\n")
+        self._seed_line(args.seed)
+
+    def pinned_seed(self, seed: int | None) -> int | None:
+        """The run's seed: *seed*, else a random one, which the reproducer then names.
+
+        ``None`` under ``CI``, where Hypothesis derandomises a run without a seed.
+        """
+        if seed is None and not _engine.under_ci():
+            seed = int.from_bytes(os.urandom(4), "big")
+            self.argv = [*self.argv, "--seed", str(seed)]
+        return seed
+
+    def _seed_line(self, seed: int | None) -> None:
+        """A header's last line: the run's seed, or why it has none."""
+        if seed is not None:
+            self.out.write(f"  seed:         {seed}\n")
         else:
-            write("  seed:         none: CI is set, so Hypothesis derandomises the run\n")
+            self.out.write("  seed:         none: CI is set, so Hypothesis derandomises the run\n")
         self.out.flush()
 
     def check(self, outcome: CheckOutcome) -> None:
@@ -346,11 +360,7 @@ class _Printer:
             f"  profile:      {args.profile} ({sizes.examples} examples of up to {sizes.steps} "
             f"steps, {sizes.scenarios} per scenario), bound {args.bound:g} s\n"
         )
-        if args.seed is not None:
-            write(f"  seed:         {args.seed}\n")
-        else:
-            write("  seed:         none: CI is set, so Hypothesis derandomises the run\n")
-        self.out.flush()
+        self._seed_line(args.seed)
 
     def store_summary(self, report: StoreReport) -> None:
         """One line per run of the state machine, the counts, each failure in full, the verdict."""
@@ -473,10 +483,7 @@ def _store(args: argparse.Namespace, args_list: list[str]) -> int:
     if args.bound is None:
         args.bound = 5.0
     printer = _Printer(sys.stdout, args_list)
-    seed = args.seed
-    if seed is None and not os.environ.get("CI"):
-        seed = int.from_bytes(os.urandom(4), "big")
-        printer.argv = [*args_list, "--seed", str(seed)]
+    seed = printer.pinned_seed(args.seed)
     printer.store_header(argparse.Namespace(**{**vars(args), "seed": seed}), factory)
     try:
         report = run_store_suite(
@@ -527,11 +534,7 @@ def _run(  # noqa: PLR0917 - one private call, in one place
     if service is not None or subject is None:
         kinds.insert(-1, "service")
     printer = _Printer(sys.stdout, args_list, baseline)
-    seed = args.seed
-    if seed is None and not os.environ.get("CI"):
-        seed = int.from_bytes(os.urandom(4), "big")
-        args_list = [*args_list, "--seed", str(seed)]
-        printer.argv = args_list
+    seed = printer.pinned_seed(args.seed)
     printer.header(argparse.Namespace(**{**vars(args), "seed": seed}), subject, service)
     started = time.perf_counter()
     _engine.on_example.append(_watchdog)

@@ -182,6 +182,24 @@ def binding_abort_signal(draw: Draws, setup: Setup) -> Scenario:
             not controller.signal.listener_count,
             "listeners are still held after the abort",
         )
+        if "raise" not in plan:
+            # Isolation is judged in every example, whatever the plan drew, so a
+            # quick run never leaves it untested: a raising listener between two.
+            probe = AbortController()
+            ran: list[int] = []
+            probe.signal.add_listener(lambda _signal: ran.append(0))
+            probe.signal.add_listener(listener(1, raises=True))
+            probe.signal.add_listener(lambda _signal: ran.append(2))
+            sys.unraisablehook = reported.append
+            try:
+                probe.abort()
+            finally:
+                sys.unraisablehook = hook
+            example.verify(
+                "ABT-ISOLATE-1",
+                calls[-1:] == [1] and ran == [0, 2],
+                lambda: f"around a raising listener, the others ran as {ran}",
+            )
 
     return scenario
 

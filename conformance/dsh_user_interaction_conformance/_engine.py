@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import inspect
 import os
 import pprint
@@ -50,7 +51,7 @@ import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, TypeVar, cast
 
@@ -80,6 +81,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+#: A Hypothesis test, or a state machine's factory: what a seed is given to.
+Test = TypeVar("Test", bound=Callable[..., object])
 Kind = Literal["provider", "service", "binding"]
 
 #: Examples per generated check, by profile.
@@ -114,7 +117,9 @@ class _StopRun(BaseException):
     """Ends a Hypothesis run early: a slow failure, or the shrink budget is spent."""
 
 
-class _SetupAbort(BaseException):
+class SetupAbort(BaseException):
+    """Ends a Hypothesis run: a set-up error (Rule 4), carried out past Hypothesis."""
+
     def __init__(self, error: SetupError) -> None:
         super().__init__(str(error))
         self.error = error
@@ -419,6 +424,17 @@ async def _call_factory(factory: Callable[[], object], what: str, role: str) -> 
     return made
 
 
+def require_methods(made: object, methods: Sequence[str], what: str, role: str) -> None:
+    """Raise :class:`SetupError` for *role* unless *made*, from the *what*, has each method."""
+    missing = [m for m in methods if not callable(getattr(made, m, None))]
+    if missing:
+        raise SetupError(
+            f"the {what} returned {type(made).__name__}, "
+            f"which has no {' or '.join(missing)} method",
+            role,
+        )
+
+
 class Example:
     """The scenario's view of one example: the subject, the service, and the verdicts."""
 
@@ -576,13 +592,7 @@ class Example:
         made = await _call_factory(
             self._runtime.service_factory, f"service factory {name}", "service"
         )
-        missing = [m for m in ("register_provider", "ask") if not callable(getattr(made, m, None))]
-        if missing:
-            raise SetupError(
-                f"the service factory {name} returned {type(made).__name__}, "
-                f"which has no {' or '.join(missing)} method",
-                "service",
-            )
+        require_methods(made, ("register_provider", "ask"), f"service factory {name}", "service")
         service: Service = made  # type: ignore[assignment] # checked structurally above
         closer: object = getattr(made, "aclose", None)
         if callable(closer):
@@ -615,17 +625,78 @@ class _Attempt:
     stalls: list[StallRecord] = field(default_factory=list[StallRecord])
 
 
-def _settings(runtime: Runtime, examples: int) -> settings:
-    derandomize = runtime.seed is None and bool(os.environ.get("CI"))
-    phases = [Phase.explicit, Phase.reuse, Phase.generate]
-    if runtime.shrink:
+@contextlib.contextmanager
+def replayable() -> Generator[None]:
+    """Draw from the seed alone while the suite's Hypothesis runs.
+
+    Hypothesis mixes into a few draws the constants it finds in the source of
+    every local module loaded so far, the suite's own and the subject's
+    included, so one seed drew other examples depending on what the process
+    had imported (a pytest run and the command that should reproduce its
+    failure differ there), and a verdict could depend on which tests ran
+    before. Here those constants are left out: a seed's examples depend on
+    the seed and the suite's version only. Hypothesis's own constants, and
+    everything else, stay. It reaches into Hypothesis's internals; if they
+    change, this does nothing (and a test says so).
+    """
+    try:
+        from hypothesis.internal.conjecture import providers  # noqa: PLC0415 - internal
+        from hypothesis.internal.constants_ast import Constants  # noqa: PLC0415 - internal
+    except ImportError:  # pragma: no cover - another Hypothesis
+        yield
+        return
+    getter = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if getter is None or cache is None:  # pragma: no cover - another Hypothesis
+        yield
+        return
+    # The cache keeps what each kind of draw may choose from, local constants
+    # included: the run gets a fresh one, and the process's is put back after.
+    providers._get_local_constants = Constants  # noqa: SLF001 - see above
+    providers.CONSTANTS_CACHE = type(cache)(1024)
+    try:
+        yield
+    finally:
+        providers._get_local_constants = getter  # noqa: SLF001
+        providers.CONSTANTS_CACHE = cache
+
+
+def under_ci() -> bool:
+    """Whether ``CI`` is set: a run without a seed is then derandomised."""
+    return bool(os.environ.get("CI"))
+
+
+def derandomized(run_seed: int | None) -> bool:
+    """Whether Hypothesis derandomises a run with *run_seed*: it has none, under ``CI``."""
+    return run_seed is None and under_ci()
+
+
+def seeded(test: Test, run_seed: int | None) -> Test:
+    """*test* with the run's seed, unless the run is derandomised."""
+    return test if derandomized(run_seed) else seed(run_seed or 0)(test)
+
+
+def suite_settings(
+    examples: int, run_seed: int | None, *, shrink: bool, reuse: bool = True
+) -> settings:
+    """The settings of one Hypothesis run of a suite: *examples* of them, quietly.
+
+    No deadline (the suites bound each example themselves), no database, and
+    none of the health checks a slow or large example trips; derandomised as
+    :func:`derandomized` says. The phases are explicit, reuse (unless not
+    *reuse*), generate, and shrink with *shrink*.
+    """
+    phases = [Phase.explicit, Phase.generate]
+    if reuse:
+        phases.insert(1, Phase.reuse)
+    if shrink:
         phases.append(Phase.shrink)
     return settings(
         max_examples=examples,
         deadline=None,
         database=None,
         phases=phases,
-        derandomize=derandomize,
+        derandomize=derandomized(run_seed),
         report_multiple_bugs=False,
         print_blob=False,
         verbosity=Verbosity.quiet,
@@ -714,7 +785,7 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
 
         attempt.examples += 1
         if isinstance(result.error, SetupError):
-            raise _SetupAbort(result.error)
+            raise SetupAbort(result.error)
         problems: list[tuple[str, str]] = list(state.failures)
         slow = False
         kind = item.kind if item.kind != "binding" else "service"
@@ -803,24 +874,23 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
     share = item.case_share if item.cases else item.share
     if share != 1.0:
         examples = max(2, int(examples * share))
-    test = _settings(runtime, examples)(test)
-    if runtime.seed is not None or not os.environ.get("CI"):
-        test = seed(runtime.seed or 0)(test)
+    test = suite_settings(examples, runtime.seed, shrink=runtime.shrink)(test)
+    test = seeded(test, runtime.seed)
     # Note: a private attribute of Hypothesis, the one its own find() sets. Without a
     # key, each run hashes the source of `example` for a database there is none of
     # (settings(database=None)), which cost a fifteenth of a run. An unknown
     # attribute changes nothing.
     test._hypothesis_internal_database_key = None  # type: ignore[attr-defined]  # noqa: SLF001
     try:
-        with with_reporter(lambda _value: None):
+        with with_reporter(lambda _value: None), replayable():
             test()
-    except _SetupAbort as abort:
+    except SetupAbort as abort:
         raise abort.error from None
     except (_StopRun, Failure, HypothesisException):
         # The verdicts are in the attempt already; Hypothesis's own report adds nothing.
         pass
     except BaseExceptionGroup as group:
-        setup_errors = group.subgroup(_SetupAbort)
+        setup_errors = group.subgroup(SetupAbort)
         if setup_errors is not None:
             first: Any = setup_errors.exceptions[0]
             raise first.error from None

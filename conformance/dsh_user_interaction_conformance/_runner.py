@@ -17,7 +17,6 @@ in :attr:`Report.binding`, and never count as the subject's passes.
 from __future__ import annotations
 
 import math
-import os
 import random
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
@@ -38,6 +37,7 @@ from ._engine import (
     SetupError,
     preflight,
     run_check,
+    under_ci,
 )
 from ._registry import Requirement, requirements
 from ._subject import (
@@ -170,9 +170,6 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         """The machine-readable report."""
-        counts: dict[str, int] = {}
-        for result in self.results:
-            counts[result.status] = counts.get(result.status, 0) + 1
         return {
             "suite_version": SUITE_VERSION,
             "spec_version": dsh_user_interaction.SPEC_VERSION,
@@ -183,7 +180,7 @@ class Report:
             "ways": self.capabilities.ways_as_dict(),
             "subjects": self.subjects,
             "ok": self.ok,
-            "summary": counts,
+            "summary": status_counts(self.results),
             "results": [result.as_dict() for result in self.results],
             "binding": [result.as_dict() for result in self.binding],
             "checks": [
@@ -201,6 +198,36 @@ class Report:
         }
 
 
+def status_counts(results: list[RequirementResult]) -> dict[str, int]:
+    """How many of *results* have each status: a report's summary."""
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.status] = counts.get(result.status, 0) + 1
+    return counts
+
+
+def failed_result(
+    requirement: Requirement, failures: list[FailureRecord], checks: list[str]
+) -> RequirementResult:
+    """The verdict on *requirement*, which *failures* broke, shown by the first of them.
+
+    ``failed`` for a MUST, ``warning`` for a SHOULD; *checks* are the checks that cover it.
+    """
+    first = failures[0]
+    status: Status = "failed" if requirement.mandatory else "warning"
+    return RequirementResult(
+        requirement,
+        status,
+        first.message,
+        checks,
+        0,
+        first.example,
+        first.check,
+        first.shrunk,
+        failures,
+    )
+
+
 def _fold(
     requirement: Requirement, outcomes: list[CheckOutcome], capabilities: Capabilities
 ) -> RequirementResult | None:
@@ -209,19 +236,7 @@ def _fold(
     failures = [f for o in outcomes for f in o.every_failure if f.requirement == rid]
     names = [o.check.name for o in covering]
     if failures:
-        first = failures[0]
-        status: Status = "failed" if requirement.mandatory else "warning"
-        return RequirementResult(
-            requirement,
-            status,
-            first.message,
-            names,
-            0,
-            first.example,
-            first.check,
-            first.shrunk,
-            failures,
-        )
+        return failed_result(requirement, failures, names)
     if not covering:
         return None
     ran = [
@@ -250,14 +265,25 @@ def factory_name(factory: object) -> str:
     return f"{module}:{name}" if module and module != "builtins" else name
 
 
+def finite_number(value: float) -> bool:
+    """Whether *value* is a finite number (a ``bool`` is not one, nor a string)."""
+    try:
+        return not isinstance(value, bool) and math.isfinite(value)
+    except TypeError:
+        return False
+
+
+def drawn_seed(seed: int | None) -> int | None:
+    """The seed a run uses: *seed*, else a random one; ``None`` under ``CI`` (derandomised)."""
+    if seed is None and not under_ci():
+        return random.randrange(2**32)  # noqa: S311 - a test seed
+    return seed
+
+
 def _validate(profile: str, bound: float, only: Collection[str], kinds: Collection[str]) -> None:
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
-    try:
-        finite = not isinstance(bound, bool) and math.isfinite(bound)
-    except TypeError:
-        finite = False
-    if not finite:
+    if not finite_number(bound):
         raise ValueError(f"bound must be a finite number of seconds, got {bound!r}")
     if bound <= 0:
         raise ValueError(f"bound must be positive, got {bound!r}")
@@ -333,8 +359,7 @@ def run_suite(
         if service_declared is not None and not service_declared.cancellable:
             # A service in a language without call cancellation (HAR-CANCEL-2).
             capabilities = replace(capabilities, cancellable=False)
-    if seed is None and not _ci():
-        seed = random.randrange(2**32)  # noqa: S311 - a test seed
+    seed = drawn_seed(seed)
     runtime = Runtime(
         subjects_from,
         services_from,
@@ -416,7 +441,3 @@ def run_suite(
     if "service" in ran_kinds:
         subjects["service"] = runtime.service_name
     return Report(seed, profile, capabilities, subjects, results, binding, outcomes)
-
-
-def _ci() -> bool:
-    return bool(os.environ.get("CI"))

@@ -59,7 +59,7 @@ from dsh_user_interaction.durable import (
     stored_request,
 )
 
-from ._engine import Failure, SetupError
+from ._engine import Failure, SetupAbort, SetupError, require_methods
 from ._registry import Requirement, requirements
 from ._store_loop import Late, StoreLoop, Stuck
 from ._store_model import Truth, differences, same
@@ -73,6 +73,8 @@ __all__ = [
     "SetupAbort",
     "StopExample",
     "StoreMachine",
+    "brief",
+    "make_subject",
     "store_requirements",
 ]
 
@@ -233,14 +235,15 @@ def _later(seq: object, high: int) -> bool:
     return isinstance(seq, int) and not isinstance(seq, bool) and seq > high
 
 
-def _short(value: object, limit: int = 160) -> str:
+def brief(value: object, limit: int = 160) -> str:
+    """``repr(value)``, cut to *limit* characters (its last one kept) for a report's line."""
     text = repr(value)
     return text if len(text) <= limit else f"{text[: limit - 5]} ...{text[-1]}"
 
 
 def _record_text(record: object) -> str:
     if not isinstance(record, AskRecord):
-        return _short(record)
+        return brief(record)
     shown = [f"{record.ask_id!r}", f"seq={record.seq!r}", f"state={record.state!r}"]
     if record.settled_at is not None or not record.pending:
         shown += [
@@ -254,7 +257,7 @@ def _record_text(record: object) -> str:
 def _diff_text(expected: AskRecord, got: AskRecord) -> str:
     found = differences(expected, got)
     return "; ".join(
-        f"{name} {_short(getattr(got, name))} where it must be {_short(getattr(expected, name))}"
+        f"{name} {brief(getattr(got, name))} where it must be {brief(getattr(expected, name))}"
         for name in found
     )
 
@@ -264,16 +267,21 @@ def _diff_text(expected: AskRecord, got: AskRecord) -> str:
 # ---------------------------------------------------------------------------
 
 
+async def make_subject(factory: Callable[[], object], name: str) -> StoreSubject:
+    """What the store factory *name* makes (awaited, when it is awaitable): a subject.
+
+    Raises :class:`SetupError` when it has no ``open`` or no ``cleanup``
+    method; what the factory raises goes through, for the caller to report.
+    """
+    made = factory()
+    if inspect.isawaitable(made):
+        made = await cast("Awaitable[object]", made)
+    require_methods(made, ("open", "cleanup"), f"store factory {name}", "store")
+    return cast("StoreSubject", made)
+
+
 class StopExample(BaseException):
     """Ends the Hypothesis run now: a call hung (not shrunk), or the shrink budget is spent."""
-
-
-class SetupAbort(BaseException):
-    """Ends the run: a set-up error (the factory or its subject is unusable)."""
-
-    def __init__(self, error: SetupError) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 class _Skip(Exception):
@@ -343,19 +351,11 @@ class StoreMachine(RuleBasedStateMachine):
     async def _make_subject(self) -> StoreSubject:
         name = self.attempt.factory_name
         try:
-            made = self.attempt.factory()
-            if inspect.isawaitable(made):
-                made = await made
+            return await make_subject(self.attempt.factory, name)
+        except SetupError:
+            raise
         except Exception as error:  # noqa: BLE001 - reported as a set-up error
             raise SetupError(f"the store factory {name} raised {error!r}", "store") from None
-        lacking = [m for m in ("open", "cleanup") if not callable(getattr(made, m, None))]
-        if lacking:
-            raise SetupError(
-                f"the store factory {name} returned {type(made).__name__}, "
-                f"which has no {' or '.join(lacking)} method",
-                "store",
-            )
-        return cast("StoreSubject", made)
 
     # -- judging ------------------------------------------------------------
 
@@ -505,7 +505,7 @@ class StoreMachine(RuleBasedStateMachine):
     ) -> None:
         store = self.handles[index]
         known = self.truth.records.get(ask_id)
-        what = f"store {index}: put({ask_id!r}, {_short(request, 120)}, asked_at={asked_at!r})"
+        what = f"store {index}: put({ask_id!r}, {brief(request, 120)}, asked_at={asked_at!r})"
         self._line(what)
         got = self._call(
             "DUR-STORE-1",
@@ -515,7 +515,7 @@ class StoreMachine(RuleBasedStateMachine):
             resync=(index, ask_id),
         )
         if not isinstance(got, AskRecord):
-            self._fail("DUR-STORE-1", f"{what} returned {_short(got)}, not an AskRecord")
+            self._fail("DUR-STORE-1", f"{what} returned {brief(got)}, not an AskRecord")
             raise _Skip
         if known is not None:
             self._judge("DUR-STORE-1")
@@ -538,14 +538,7 @@ class StoreMachine(RuleBasedStateMachine):
             )
         elif found:
             self._fail("DUR-STORE-3", f"{what} returned a record with {_diff_text(expected, got)}")
-        self._verify(
-            "DUR-STORE-4",
-            _later(got.seq, high),
-            lambda: (
-                f"{what} took change number {got.seq!r}, not more than {high}, the "
-                "highest one already shown"
-            ),
-        )
+        self._verify_change_number(what, got.seq, high)
         self.truth.changed(got)
         self.originals[ask_id] = original
 
@@ -553,7 +546,7 @@ class StoreMachine(RuleBasedStateMachine):
         store = self.handles[index]
         current = self.truth.records[ask_id]
         what = (
-            f"store {index}: settle({ask_id!r}, {_short(outcome, 200)}, settled_at={settled_at!r})"
+            f"store {index}: settle({ask_id!r}, {brief(outcome, 200)}, settled_at={settled_at!r})"
         )
         self._line(what)
         if not current.pending:
@@ -566,12 +559,23 @@ class StoreMachine(RuleBasedStateMachine):
             resync=(index, ask_id),
         )
         if not _is_settlement(got):
-            self._fail("DUR-ONCE-1", f"{what} returned {_short(got)}, not a Settlement")
+            self._fail("DUR-ONCE-1", f"{what} returned {brief(got)}, not a Settlement")
             raise _Skip
         if current.pending:
             self._judge_win(what, current, outcome, settled_at, got)
         else:
             self._judge_refusal(what, current, got)
+
+    def _verify_change_number(self, what: str, seq: object, high: int) -> None:
+        """Judge ``DUR-STORE-4``: the change number *seq* that *what* took is above *high*."""
+        self._verify(
+            "DUR-STORE-4",
+            _later(seq, high),
+            lambda: (
+                f"{what} took change number {seq!r}, not more than {high}, the "
+                "highest one already shown"
+            ),
+        )
 
     def _won(self, current: AskRecord, outcome: Outcome, at: float, seq: int) -> AskRecord:
         return AskRecord(
@@ -604,14 +608,7 @@ class StoreMachine(RuleBasedStateMachine):
         if differences(expected, record):
             requirement = self.truth.blame("DUR-ONCE-1", expected, record)
             self._fail(requirement, f"{what} won with {_diff_text(expected, record)}")
-        self._verify(
-            "DUR-STORE-4",
-            _later(record.seq, high),
-            lambda: (
-                f"{what} took change number {record.seq!r}, not more than {high}, the "
-                "highest one already shown"
-            ),
-        )
+        self._verify_change_number(what, record.seq, high)
         self.truth.changed(record)
 
     def _judge_refusal(self, what: str, current: AskRecord, got: Settlement) -> None:
@@ -668,7 +665,7 @@ class StoreMachine(RuleBasedStateMachine):
         store = self.handles[index]
         got = self._call(requirement, what, lambda: store.get(ask_id), values=ask_id)
         if got is not None and not isinstance(got, AskRecord):
-            self._fail(requirement, f"{what} returned {_short(got)}, not an AskRecord or None")
+            self._fail(requirement, f"{what} returned {brief(got)}, not an AskRecord or None")
             raise _Skip
         return got
 
@@ -676,7 +673,7 @@ class StoreMachine(RuleBasedStateMachine):
         self, requirement: str, what: str, make: Callable[[], Awaitable[object]]
     ) -> list[AskRecord]:
         got = self._call(requirement, what, make)
-        shown = _short(got)
+        shown = brief(got)
         if not isinstance(got, list) or not all(
             isinstance(r, AskRecord) for r in cast("list[object]", got)
         ):
@@ -752,16 +749,7 @@ class StoreMachine(RuleBasedStateMachine):
     def put_new(self, data: st.DataObject) -> None:
         """An agent puts a new ask."""
         index = self._handle(data)
-        ask_id = self._fresh_id(data)
-        request, original = self._request(data, ask_id)
-        asked_at = self._tick(data)
-        reader = self._handle(data, other_than=index)
-
-        def body() -> None:
-            self._put(index, ask_id, request, asked_at, original)
-            self._read_back(reader, ask_id)
-
-        self._step(body)
+        self._put_then_read(data, index, self._fresh_id(data))
 
     @precondition(lambda self: bool(self.truth.records))
     @rule(data=st.data())
@@ -769,6 +757,10 @@ class StoreMachine(RuleBasedStateMachine):
         """An agent puts a known ask id again, with other data: the record stays."""
         index = self._handle(data)
         ask_id = data.draw(st.sampled_from(list(self.truth.records)), label="known ask id")
+        self._put_then_read(data, index, ask_id)
+
+    def _put_then_read(self, data: st.DataObject, index: int, ask_id: str) -> None:
+        """Store *index* puts *ask_id* with a drawn request; another store reads it back."""
         request, original = self._request(data, ask_id)
         asked_at = self._tick(data)
         reader = self._handle(data, other_than=index)
@@ -786,15 +778,7 @@ class StoreMachine(RuleBasedStateMachine):
         index = self._handle(data)
         pending = [r.ask_id for r in self.truth.pending()]
         ask_id = data.draw(st.sampled_from(pending), label="pending ask id")
-        outcome = self._outcome(data, ask_id)
-        at = self._settled_at(data)
-        reader = self._handle(data, other_than=index)
-
-        def body() -> None:
-            self._settle(index, ask_id, outcome, at)
-            self._read_back(reader, ask_id)
-
-        self._step(body)
+        self._settle_then_read(data, index, ask_id)
 
     @precondition(lambda self: bool(self.truth.settled()))
     @rule(data=st.data())
@@ -803,6 +787,10 @@ class StoreMachine(RuleBasedStateMachine):
         index = self._handle(data)
         done = [r.ask_id for r in self.truth.settled()]
         ask_id = data.draw(st.sampled_from(done), label="settled ask id")
+        self._settle_then_read(data, index, ask_id)
+
+    def _settle_then_read(self, data: st.DataObject, index: int, ask_id: str) -> None:
+        """Store *index* settles *ask_id* with a drawn outcome; another store reads it back."""
         outcome = self._outcome(data, ask_id)
         at = self._settled_at(data)
         reader = self._handle(data, other_than=index)
@@ -835,9 +823,9 @@ class StoreMachine(RuleBasedStateMachine):
         stores = [self.handles[i] for i in indexes]
         current = self.truth.records[ask_id]
         what = (
-            f"at once: store {indexes[0]}: settle({ask_id!r}, {_short(outcomes[0], 160)}, "
+            f"at once: store {indexes[0]}: settle({ask_id!r}, {brief(outcomes[0], 160)}, "
             f"settled_at={times[0]!r}) and store {indexes[1]}: settle({ask_id!r}, "
-            f"{_short(outcomes[1], 160)}, settled_at={times[1]!r})"
+            f"{brief(outcomes[1], 160)}, settled_at={times[1]!r})"
         )
         self._line(what)
 
@@ -863,7 +851,7 @@ class StoreMachine(RuleBasedStateMachine):
                 self._resync(indexes[0], ask_id)
                 raise _Skip
             if not _is_settlement(result):
-                self._fail("DUR-ONCE-1", f"{what}: store {indexes[n]} returned {_short(result)}")
+                self._fail("DUR-ONCE-1", f"{what}: store {indexes[n]} returned {brief(result)}")
                 raise _Skip
         settlements = cast("list[Settlement]", results)
         winners = [n for n, s in enumerate(settlements) if s.won is True]
@@ -894,14 +882,7 @@ class StoreMachine(RuleBasedStateMachine):
                 f"{what}: the refused call, store {indexes[loser]}'s, returned "
                 f"{_diff_text(record, other)} (the record must be the winner's)",
             )
-        self._verify(
-            "DUR-STORE-4",
-            _later(record.seq, high),
-            lambda: (
-                f"{what}: the winner took change number {record.seq!r}, not more than "
-                f"{high}, the highest one already shown"
-            ),
-        )
+        self._verify_change_number(f"{what}: the winner", record.seq, high)
         self.truth.changed(record)
 
     def _resync(self, index: int, ask_id: str) -> None:
@@ -939,9 +920,9 @@ class StoreMachine(RuleBasedStateMachine):
     ) -> None:
         stores = [self.handles[i] for i in indexes]
         what = (
-            f"at once: store {indexes[0]}: put({ask_id!r}, {_short(puts[0], 100)}, "
+            f"at once: store {indexes[0]}: put({ask_id!r}, {brief(puts[0], 100)}, "
             f"asked_at={times[0]!r}) and store {indexes[1]}: put({ask_id!r}, "
-            f"{_short(puts[1], 100)}, asked_at={times[1]!r})"
+            f"{brief(puts[1], 100)}, asked_at={times[1]!r})"
         )
         self._line(what)
 
@@ -967,7 +948,7 @@ class StoreMachine(RuleBasedStateMachine):
                 self._resync(indexes[0], ask_id)
                 raise _Skip
             if not isinstance(result, AskRecord):
-                self._fail("DUR-STORE-1", f"{what}: store {indexes[n]} returned {_short(result)}")
+                self._fail("DUR-STORE-1", f"{what}: store {indexes[n]} returned {brief(result)}")
                 raise _Skip
         records = cast("list[AskRecord]", results)
         high = self.truth.high
@@ -990,14 +971,7 @@ class StoreMachine(RuleBasedStateMachine):
             nearest = min(candidates, key=lambda c: len(differences(c, record)))
             requirement = "DUR-STORE-1" if record.state != "pending" else "DUR-STORE-3"
             self._fail(requirement, f"{what} returned {_diff_text(nearest, record)}")
-        self._verify(
-            "DUR-STORE-4",
-            _later(record.seq, high),
-            lambda: (
-                f"{what} took change number {record.seq!r}, not more than {high}, the "
-                "highest one already shown"
-            ),
-        )
+        self._verify_change_number(what, record.seq, high)
         self.truth.changed(record)
         self.originals[ask_id] = original
 
@@ -1160,7 +1134,7 @@ class StoreMachine(RuleBasedStateMachine):
 
     def _settle_unknown(self, index: int, ask_id: str, outcome: Outcome, at: float) -> None:
         store = self.handles[index]
-        what = f"store {index}: settle({ask_id!r}, {_short(outcome, 160)}, settled_at={at!r})"
+        what = f"store {index}: settle({ask_id!r}, {brief(outcome, 160)}, settled_at={at!r})"
         self._line(f"{what} (an ask id the data does not hold)")
 
         async def settle() -> object:
@@ -1172,7 +1146,7 @@ class StoreMachine(RuleBasedStateMachine):
         got = self._call("DUR-STORE-5", what, settle, values=(ask_id, outcome))
         self._judge("DUR-STORE-5")
         if not isinstance(got, KeyError):
-            self._fail("DUR-STORE-5", f"{what} returned {_short(got)}, not raising KeyError")
+            self._fail("DUR-STORE-5", f"{what} returned {brief(got)}, not raising KeyError")
             self._resync(index, ask_id)
 
     @rule(data=st.data())
@@ -1309,7 +1283,7 @@ class StoreMachine(RuleBasedStateMachine):
         last = after
         for record in shown:
             if not isinstance(record, AskRecord):
-                self._fail("DUR-WATCH-1", f"{what} yielded {_short(record)}, not an AskRecord")
+                self._fail("DUR-WATCH-1", f"{what} yielded {brief(record)}, not an AskRecord")
                 return
             if not _later(record.seq, last):
                 self._fail(

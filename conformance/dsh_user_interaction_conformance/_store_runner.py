@@ -13,17 +13,12 @@ and expiry on the same store, each on a few drawn requests.
 
 from __future__ import annotations
 
-import inspect
-import math
-import os
-import random
 import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, Protocol, cast
 
-import hypothesis
-from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import settings
 from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test  # pyright: ignore[reportUnknownVariableType] - untyped in Hypothesis
@@ -31,20 +26,35 @@ from hypothesis.stateful import run_state_machine_as_test  # pyright: ignore[rep
 import dsh_user_interaction
 
 from ._durable_checks import DURABLE_CHECKS
-from ._engine import Failure, FailureRecord, SetupError
+from ._engine import (
+    Failure,
+    FailureRecord,
+    SetupAbort,
+    SetupError,
+    replayable,
+    seeded,
+    suite_settings,
+)
 from ._registry import Requirement, requirements
-from ._runner import RequirementResult, Status, factory_name
+from ._runner import (
+    RequirementResult,
+    drawn_seed,
+    factory_name,
+    failed_result,
+    finite_number,
+    status_counts,
+)
 from ._store_checks import (
     STORE_CHECK,
     Attempt,
-    SetupAbort,
     StopExample,
     StoreMachine,
+    make_subject,
     store_requirements,
 )
 from ._store_loop import Late, StoreLoop, Stuck
 from ._store_scenarios import run_scenario
-from ._store_subject import StoreFactory, StoreSubject, sqlite_store_subject
+from ._store_subject import StoreFactory, sqlite_store_subject
 
 __all__ = [
     "STORE_CHECKS",
@@ -156,9 +166,6 @@ class StoreReport:
 
     def as_dict(self) -> dict[str, Any]:
         """The machine-readable report."""
-        counts: dict[str, int] = {}
-        for result in self.results:
-            counts[result.status] = counts.get(result.status, 0) + 1
         return {
             "suite": "store",
             "suite_version": dsh_user_interaction.__version__,
@@ -169,34 +176,11 @@ class StoreReport:
             "bound": self.bound,
             "store": self.store,
             "ok": self.ok,
-            "summary": counts,
+            "summary": status_counts(self.results),
             "results": [result.as_dict() for result in self.results],
             "runs": [run.as_dict() for run in self.runs],
             "seconds": round(self.seconds, 3),
         }
-
-
-def _settings(examples: int, steps: int, *, shrink: bool, derandomize: bool) -> settings:
-    phases = [Phase.explicit, Phase.reuse, Phase.generate]
-    if shrink:
-        phases.append(Phase.shrink)
-    return settings(
-        max_examples=examples,
-        stateful_step_count=steps,
-        deadline=None,
-        database=None,
-        phases=phases,
-        derandomize=derandomize,
-        report_multiple_bugs=False,
-        print_blob=False,
-        verbosity=Verbosity.quiet,
-        suppress_health_check=[
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-            HealthCheck.filter_too_much,
-            HealthCheck.large_base_example,
-        ],
-    )
 
 
 def _shrink_budget(bound: float) -> float:
@@ -220,15 +204,13 @@ def _run_machine(
             raise StopExample
         return StoreMachine(attempt)
 
-    test: Callable[[], StoreMachine] = machine
-    if run_seed is not None or not _ci():
-        test = hypothesis.seed(run_seed or 0)(machine)
-    derandomize = run_seed is None and _ci()
+    test: Callable[[], StoreMachine] = seeded(machine, run_seed)
+    run_settings = settings(
+        suite_settings(examples, run_seed, shrink=shrink), stateful_step_count=steps
+    )
     try:
-        with with_reporter(lambda _value: None):
-            _run_as_test(
-                test, settings=_settings(examples, steps, shrink=shrink, derandomize=derandomize)
-            )
+        with with_reporter(lambda _value: None), replayable():
+            _run_as_test(test, settings=run_settings)
     except SetupAbort as abort:
         raise abort.error from None
     except StopExample:
@@ -256,18 +238,7 @@ def _preflight(factory: Callable[[], object], name: str, bound: float) -> None:
     loop = StoreLoop()
 
     async def probe() -> None:
-        made: object = factory()
-        if inspect.isawaitable(made):
-            made = await cast("Awaitable[object]", made)
-        if not callable(getattr(made, "open", None)) or not callable(
-            getattr(made, "cleanup", None)
-        ):
-            raise SetupError(
-                f"the store factory {name} returned {type(made).__name__}, which has no "
-                "open or cleanup method",
-                "store",
-            )
-        subject = cast("StoreSubject", made)  # checked structurally above
+        subject = await make_subject(factory, name)
         try:
             store: object = await subject.open()
             close = getattr(store, "close", None)
@@ -299,11 +270,7 @@ def _preflight(factory: Callable[[], object], name: str, bound: float) -> None:
 def _validate(profile: str, bound: float, stop_on: Collection[str], only: Collection[str]) -> None:
     if profile not in STORE_PROFILES:
         raise ValueError(f"profile must be one of {', '.join(STORE_PROFILES)}, got {profile!r}")
-    try:
-        finite = not isinstance(bound, bool) and math.isfinite(bound)
-    except TypeError:
-        finite = False
-    if not finite or bound <= 0:
+    if not finite_number(bound) or bound <= 0:
         raise ValueError(f"bound must be a finite positive number of seconds, got {bound!r}")
     unknown = sorted(set(stop_on) - set(store_suite_requirements()))
     if unknown:
@@ -419,8 +386,7 @@ def run_store_suite(
     made_by: Callable[[], object] = factory or sqlite_store_subject
     name = factory_name(made_by)
     stopping = frozenset(stop_on)
-    if seed is None and not _ci():
-        seed = random.randrange(2**32)  # noqa: S311 - a test seed
+    seed = drawn_seed(seed)
     sizes = STORE_PROFILES[profile]
     started = time.monotonic()
     _preflight(made_by, name, float(bound))
@@ -482,24 +448,8 @@ def _verdict(requirement: Requirement, found: _Found, covering: list[str]) -> Re
     rid = requirement.id
     failures = found.failures.get(rid)
     if failures:
-        first = failures[0]
-        status: Status = "failed" if requirement.mandatory else "warning"
-        return RequirementResult(
-            requirement,
-            status,
-            first.message,
-            covering,
-            0,
-            first.example,
-            first.check,
-            first.shrunk,
-            failures,
-        )
+        return failed_result(requirement, failures, covering)
     if found.judged.get(rid):
         return RequirementResult(requirement, "passed", "", covering, found.judged[rid])
     why = found.unjudged.get(rid, "no example judged it")
     return RequirementResult(requirement, "untested", why, covering)
-
-
-def _ci() -> bool:
-    return bool(os.environ.get("CI"))

@@ -12,15 +12,12 @@ fails the scenario's first requirement instead of hanging the run.
 
 from __future__ import annotations
 
-import inspect
-import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final, cast
+from typing import Final
 
-import hypothesis
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 from hypothesis.reporting import with_reporter
@@ -28,9 +25,9 @@ from hypothesis.reporting import with_reporter
 from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest
 
 from ._durable_checks import PATIENCE, DurableCheck
-from ._engine import Failure, FailureRecord, SetupError
+from ._engine import Failure, FailureRecord, SetupError, replayable, seeded, suite_settings
+from ._store_checks import brief, make_subject
 from ._store_loop import Late, StoreLoop, Stuck
-from ._store_subject import StoreSubject
 from .strategies import requests, valid_answers
 
 __all__ = ["ScenarioOutcome", "run_scenario"]
@@ -57,11 +54,6 @@ class _Stop(BaseException):
     """Ends the Hypothesis run: a finding, a hang, or a set-up error (kept on the outcome)."""
 
 
-def _short(value: object, limit: int = 400) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 5]} ...{text[-1]}"
-
-
 def run_scenario(
     check: DurableCheck,
     factory: Callable[[], object],
@@ -82,14 +74,7 @@ def run_scenario(
     async def scenario(
         request: AskUserQuestionRequest, answer: AskUserQuestionAnswer
     ) -> list[tuple[str, str]]:
-        made: object = factory()
-        if inspect.isawaitable(made):
-            made = await cast("Awaitable[object]", made)
-        if not callable(getattr(made, "open", None)) or not callable(
-            getattr(made, "cleanup", None)
-        ):
-            raise SetupError(f"the store factory {name} returned {type(made).__name__}", "store")
-        subject = cast("StoreSubject", made)
+        subject = await make_subject(factory, name)
         try:
             return await check.findings(subject.open, request, answer)
         finally:
@@ -101,7 +86,7 @@ def run_scenario(
     def example(data: st.DataObject) -> None:
         request = data.draw(requests(max_questions=2), label="request")
         answer = data.draw(valid_answers(request), label="answer")
-        lines = [f"request = {_short(request)}", f"answer = {_short(answer)}"]
+        lines = [f"request = {brief(request, 400)}", f"answer = {brief(answer, 400)}"]
         outcome.examples += 1
         loop = StoreLoop()
         found: list[tuple[str, str]]
@@ -138,26 +123,10 @@ def run_scenario(
         raise _Stop
 
     test = given(st.data())(example)
-    test = settings(
-        max_examples=examples,
-        deadline=None,
-        database=None,
-        phases=[Phase.explicit, Phase.generate],
-        derandomize=run_seed is None and bool(os.environ.get("CI")),
-        report_multiple_bugs=False,
-        print_blob=False,
-        verbosity=Verbosity.quiet,
-        suppress_health_check=[
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-            HealthCheck.filter_too_much,
-            HealthCheck.large_base_example,
-        ],
-    )(test)
-    if run_seed is not None or not os.environ.get("CI"):
-        test = hypothesis.seed(run_seed or 0)(test)
+    test = suite_settings(examples, run_seed, shrink=False, reuse=False)(test)
+    test = seeded(test, run_seed)
     try:
-        with with_reporter(lambda _value: None):
+        with with_reporter(lambda _value: None), replayable():
             test()
     except (_Stop, Failure, HypothesisException):
         pass

@@ -43,6 +43,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import functools
 import inspect
 import os
 import pprint
@@ -53,11 +54,13 @@ import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Literal, Protocol, TypeVar, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
+from hypothesis.internal.constants_ast import Constants
 from hypothesis.reporting import with_reporter
 
 from ._capabilities import Capabilities
@@ -625,23 +628,52 @@ class _Attempt:
     stalls: list[StallRecord] = field(default_factory=list[StallRecord])
 
 
+@functools.cache
+def _suite_constants() -> Constants:
+    """The constants in the source of this suite and of the reference, every file.
+
+    Always the same set, in a fixed order, whatever the process imported.
+    """
+    from hypothesis.internal.conjecture.providers import GLOBAL_CONSTANTS  # noqa: PLC0415
+    from hypothesis.internal.constants_ast import _constants_from_source  # noqa: PLC0415
+    from hypothesis.internal.floats import float_to_int  # noqa: PLC0415
+
+    import dsh_user_interaction  # noqa: PLC0415 - only to find its files
+
+    # Hypothesis's own sorted set, so that the order of the draws is fixed too.
+    sorted_set: Any = type(GLOBAL_CONSTANTS.strings)
+    found = Constants(
+        integers=sorted_set(),
+        floats=sorted_set(key=float_to_int),
+        bytes=sorted_set(),
+        strings=sorted_set(),
+    )
+    for root in (Path(dsh_user_interaction.__file__).parent, Path(__file__).parent):
+        for path in sorted(root.rglob("*.py")):
+            try:
+                found |= _constants_from_source(path.read_bytes(), limit=True)
+            except Exception:  # noqa: BLE001, S112 - a file Hypothesis cannot read adds nothing
+                continue
+    return found
+
+
 @contextlib.contextmanager
 def replayable() -> Generator[None]:
     """Draw from the seed alone while the suite's Hypothesis runs.
 
     Hypothesis mixes into a few draws the constants it finds in the source of
-    every local module loaded so far, the suite's own and the subject's
-    included, so one seed drew other examples depending on what the process
-    had imported (a pytest run and the command that should reproduce its
-    failure differ there), and a verdict could depend on which tests ran
-    before. Here those constants are left out: a seed's examples depend on
-    the seed and the suite's version only. Hypothesis's own constants, and
-    everything else, stay. It reaches into Hypothesis's internals; if they
-    change, this does nothing (and a test says so).
+    every local module loaded so far, so one seed drew other examples
+    depending on what the process had imported (a pytest run and the command
+    that should reproduce its failure differ there), and a verdict could
+    depend on which tests ran before. Here that set is fixed: the constants
+    of every source file of this suite and of the reference, whether loaded
+    or not, and none of the subject's or the tests'. A seed's examples then
+    depend on the seed and the suite's version only, and the suite keeps the
+    awkward values its own code names. It reaches into Hypothesis's
+    internals; if they change, it does nothing (and a test says so).
     """
     try:
         from hypothesis.internal.conjecture import providers  # noqa: PLC0415 - internal
-        from hypothesis.internal.constants_ast import Constants  # noqa: PLC0415 - internal
     except ImportError:  # pragma: no cover - another Hypothesis
         yield
         return
@@ -650,9 +682,14 @@ def replayable() -> Generator[None]:
     if getter is None or cache is None:  # pragma: no cover - another Hypothesis
         yield
         return
+    try:
+        constants = _suite_constants()
+    except ImportError:  # pragma: no cover - another Hypothesis
+        yield
+        return
     # The cache keeps what each kind of draw may choose from, local constants
     # included: the run gets a fresh one, and the process's is put back after.
-    providers._get_local_constants = Constants  # noqa: SLF001 - see above
+    providers._get_local_constants = lambda: constants  # noqa: SLF001 - see above
     providers.CONSTANTS_CACHE = type(cache)(1024)
     try:
         yield

@@ -43,6 +43,7 @@ nitpicky = True
 nitpick_ignore = [
     ("py:class", "dsh_user_interaction_conformance._subject.F"),
     ("py:class", "Responder"),
+    ("py:class", "StoreFactory"),
     ("py:class", "dsh_user_interaction._types.AgentT_co"),
     ("py:class", "dsh_user_interaction_conformance._baseline.BaselineEntry"),
     ("py:class", "dsh_user_interaction_conformance._baseline.FailureForm"),

@@ -64,7 +64,12 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Count the fast tier, and move the budget test to the end of the run."""
+    """Count the fast tier; start the long tests first, and move the budget test to the end.
+
+    Under pytest-xdist the workers take tests in this order, so a test that
+    takes minutes, started last, would end the tier alone while the other
+    workers idle.
+    """
     _TIER["collected"] = sum(_fast(item) for item in items)
     target = os.environ.get("DSH_TIER_RECORD")
     if target and _TIER["collected"]:
@@ -73,7 +78,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for stale in path.parent.glob(f"{path.name}.*.part"):
             stale.unlink(missing_ok=True)
     budget = [item for item in items if item.name == BUDGET_TEST]
-    items[:] = [item for item in items if item.name != BUDGET_TEST] + budget
+    long = [item for item in items if item.get_closest_marker("long") is not None]
+    rest = [item for item in items if item.name != BUDGET_TEST and item not in long]
+    items[:] = long + rest + budget
 
 
 @pytest.hookimpl(wrapper=True)

@@ -262,6 +262,7 @@ def test_a_page_without_the_secret_gets_nothing_and_the_secret_leaves_the_addres
     run(main)
 
 
+@pytest.mark.long
 def test_three_pages_answer_the_same_hundred_asks_and_each_settles_once() -> None:
     """Three people race through the same 100 cards: every ask settles once, by one of them.
 
@@ -328,6 +329,7 @@ def _failures(report: Report) -> list[tuple[str, str]]:
     return [(r.requirement.id, r.message) for r in report.results if r.status != "passed"]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("seed", [SUITE_SEED], ids=[f"seed{SUITE_SEED}"])
 def test_the_whole_suite_passes_through_the_page_with_every_capability(seed: int) -> None:
     """Every requirement of a provider, each judged by examples, by a person at the page."""
@@ -345,6 +347,7 @@ def test_the_whole_suite_passes_through_the_page_with_every_capability(seed: int
     assert claimed.can_dismiss
 
 
+@pytest.mark.long
 def test_the_suite_passes_at_a_phones_width() -> None:
     """The same page in a tab 360 CSS pixels wide: every card still works by role and name."""
     _chromium_or_skip()

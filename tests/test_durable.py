@@ -51,7 +51,7 @@ from dsh_user_interaction_conformance import run_suite
 from dsh_user_interaction_conformance._durable_subject import durable_subject
 from dsh_user_interaction_conformance.strategies import requests, valid_answers
 
-from .helpers import GALLERY_SEEDS, one_question, run
+from .helpers import one_question, rotating_seed, run
 
 Kind = Literal["answered", "cancelled", "aborted", "expired"]
 
@@ -647,9 +647,9 @@ def test_the_durable_path_passes_the_provider_suite_quickly() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", GALLERY_SEEDS, ids=[f"seed{s}" for s in GALLERY_SEEDS])
+@pytest.mark.parametrize("seed", [rotating_seed()], ids=[f"seed{rotating_seed()}"])
 def test_the_durable_path_passes_the_whole_provider_suite(seed: int) -> None:
-    """The default profile, on the fixed seed and the day's."""
+    """The default profile, on the day's seed (the fast tier's quick run has a fixed one)."""
     report = run_suite(subject_factory=durable_subject, kinds=("provider",), seed=seed)
     assert report.ok, [r.message for r in report.results if r.status != "passed"]
 

@@ -33,6 +33,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from dsh_user_interaction_conformance import run_store_suite, run_suite
+from tests.gallery.policies import BROKEN_POLICY_SERVICES
 from tests.gallery.providers import BROKEN_PROVIDERS
 from tests.gallery.services import BROKEN_SERVICES
 
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
     entries = [("provider", n, f, r) for n, (f, r) in BROKEN_PROVIDERS.items()]
     entries += [("service", n, f, r) for n, (f, r) in BROKEN_SERVICES.items()]
+    entries += [("service", n, f, r) for n, (f, r) in BROKEN_POLICY_SERVICES.items()]
     web_checks: dict[str, str] = {}
     if args.web:
         from tests.gallery.web import BROKEN_WEB  # needs Playwright and Chromium: only here

@@ -164,4 +164,5 @@ def test_every_requirement_of_the_durable_path_is_judged() -> None:
         "DUR-RELAY-1",
         "DUR-FAN-1",
         "DUR-LOST-1",
+        "DUR-DEADLINE-1",
     }

@@ -17,13 +17,24 @@ ORIGINAL_MESSAGES = {
     "ASK_CANCELLED": "the user cancelled ask_user_question",
     "PROVIDER_DISPOSED": "the user-interaction provider was disposed before the user answered",
 }
+#: The successor package's messages for its caller gate's codes.
+SUCCESSOR_MESSAGES = {
+    "CALLER_NOT_LIVE": (
+        "human interaction requires the exact live calling agent when an agent is supplied"
+    ),
+    "DELEGATED_CALLER": (
+        "human interaction is unavailable while the calling agent is owned by another live"
+        " agent; include the unresolved question or decision in the child agent's final result"
+    ),
+}
 
 
 def test_codes_are_the_spec_codes_and_equal_their_names() -> None:
-    """ERR-CODE-1: the nine codes, each a string equal to its name."""
+    """ERR-CODE-1: the eleven codes, each a string equal to its name."""
     assert {code.value for code in ErrorCode} == {
         "EMPTY_QUESTIONS", "BAD_INTENT", "NO_PROVIDER", "DUPLICATE_PROVIDER", "ASK_ABORTED",
         "ASK_CANCELLED", "BAD_REQUEST", "BAD_ANSWER", "PROVIDER_DISPOSED",
+        "CALLER_NOT_LIVE", "DELEGATED_CALLER",
     }  # fmt: skip
     for code in ErrorCode:
         assert code == code.name
@@ -31,8 +42,11 @@ def test_codes_are_the_spec_codes_and_equal_their_names() -> None:
 
 
 def test_fixed_messages_are_byte_for_byte() -> None:
-    """ERR-MSG-1: the messages a model sees match the original exactly."""
-    assert {code.value: message for code, message in MESSAGES.items()} == ORIGINAL_MESSAGES
+    """ERR-MSG-1: the messages a model sees match the original (and its successor) exactly."""
+    assert {code.value: message for code, message in MESSAGES.items()} == {
+        **ORIGINAL_MESSAGES,
+        **SUCCESSOR_MESSAGES,
+    }
 
 
 def test_error_is_a_harness_error_constructed_like_the_original() -> None:

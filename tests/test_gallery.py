@@ -10,6 +10,7 @@ import pytest
 
 from dsh_user_interaction_conformance import CHECKS, Subject, reference_subject, run_suite
 
+from .gallery.policies import BROKEN_POLICY_SERVICES
 from .gallery.providers import BROKEN_PROVIDERS, FOUND_BY, SHOULD_PROVIDERS
 from .gallery.services import BROKEN_SERVICES
 from .helpers import GALLERY_SEEDS
@@ -129,6 +130,34 @@ def test_broken_service_is_caught(name: str, seed: int) -> None:
     assert not ok
     assert failed & set(requirement.split("|")), failed
     assert seconds < WALL
+
+
+@pytest.mark.slow
+@_SEEDS
+@pytest.mark.parametrize("name", sorted(BROKEN_POLICY_SERVICES))
+def test_broken_policy_service_is_caught(name: str, seed: int) -> None:
+    """A service that breaks a policy it declares (section 8) fails that policy's rule, and ends."""
+    factory, requirement = BROKEN_POLICY_SERVICES[name]
+    failed, seconds, ok = _judge(name, "service", factory, requirement, seed)
+    assert not ok
+    assert failed & set(requirement.split("|")), failed
+    assert seconds < WALL
+
+
+def test_policy_checks_are_skipped_for_a_service_that_declares_none() -> None:
+    """A service without declared policies is never failed on section 8: those checks skip."""
+    from dsh_user_interaction import UserInteractionService
+
+    report = run_suite(
+        service_factory=UserInteractionService,
+        kinds=["service"],
+        only=["policy-gate", "policy-deadline", "policy-observers"],
+        profile="quick",
+        seed=1,
+    )
+    assert report.ok
+    assert {outcome.status for outcome in report.outcomes} == {"skipped"}
+    assert {r.status for r in report.results} == {"skipped"}
 
 
 def test_a_subject_factory_is_called_fresh_per_example_inside_the_loop() -> None:

@@ -74,7 +74,7 @@ def test_the_report_is_replayable() -> None:
     ]
     found = runs[0].as_dict()
     assert found["suite"] == "store"
-    assert found["spec_version"] == "1.5.0"
+    assert found["spec_version"] == "1.6.0"
     assert {"suite_version", "seed", "profile", "bound", "store", "runs"} <= set(found)
     assert found["seed"] == 11
     assert found["profile"] == "quick"

@@ -68,7 +68,7 @@ def test_cli_runs_the_reference_and_writes_a_report(
     report = json.loads(out.read_text())
     assert report["seed"] == 5
     assert report["profile"] == "quick"
-    assert report["spec_version"] == "1.5.0"
+    assert report["spec_version"] == "1.6.0"
     assert report["capabilities"]["can_skip"] is True
     must = [r for r in report["results"] if r["level"] != "SHOULD"]
     assert {r["status"] for r in must} == {"passed"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,10 @@ from hypothesis import strategies as st
 
 from dsh_user_interaction import (
     AbortController,
+    AbortSignal,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
+    CallerVerdict,
     ErrorCode,
     ScriptedProvider,
     UserInteractionError,
@@ -507,3 +510,88 @@ def test_an_error_is_one_line_for_a_reader_in_either_language() -> None:
     result = error_result("a\x0bb\x1cc\x85d\ne\u2028f")
     assert result.text == "Error: a b c d e f"
     assert len(result.text.splitlines()) == 1
+
+
+_DEPLOY = {
+    "questions": [
+        {
+            "id": "deploy",
+            "question": "Deploy now?",
+            "options": [{"label": "Wait (Recommended)"}, {"label": "Deploy"}],
+        }
+    ]
+}
+
+
+def test_a_timeout_reads_as_a_timeout_and_every_outcome_has_its_words() -> None:
+    """TOOL-TIMEOUT-1: time running out, an abort, a dismissal and a refusal each read apart."""
+    service = service_with(Ignoring())
+    timed_out = call(service, _DEPLOY, answer_within=0.01)
+    assert timed_out == ToolResult(
+        "Error: ask_user_question timed out before the user answered; do not assume an answer",
+        True,
+    )
+
+    async def with_timeout_signal() -> ToolResult:
+        return await ask_user_question(service, _DEPLOY, signal=AbortSignal.timeout(0.01))
+
+    assert run(with_timeout_signal()) == timed_out
+    controller = AbortController()
+    controller.abort()
+    assert call(service, _DEPLOY, signal=controller.signal) == ToolResult(
+        "Error: ask_user_question was aborted before the user answered", True
+    )
+    refused = UserInteractionService(gate=_Refusing())
+    refused.register_provider(Recording())
+    assert call(refused, _DEPLOY, agent="a child") == ToolResult(
+        "Error: human interaction is unavailable while the calling agent is owned by another"
+        " live agent; include the unresolved question or decision in the child agent's final"
+        " result",
+        True,
+    )
+
+
+class _Refusing:
+    def judge(self, agent: object) -> CallerVerdict:
+        return ErrorCode.DELEGATED_CALLER
+
+
+def test_recommended_defaults_answer_when_time_runs_out_and_say_so() -> None:
+    """TOOL-DEFAULT-1: the recommended option answers, marked, only when the application asks."""
+    provider = Ignoring()
+    service = service_with(provider)
+    result = call(service, _DEPLOY, answer_within=0.01, recommended_defaults=True)
+    assert result == ToolResult(
+        '{"answers":[{"id":"deploy","selected":["Wait (Recommended)"]}],"defaulted":true,'
+        '"note":"The user did not answer in time; these are the default answers the'
+        " application set, not the user's choice.\"}",
+        False,
+    )
+    assert json.loads(result.text)["defaulted"] is True
+    # Without a recommended first option on every question, no defaults: a timeout.
+    mixed = {"questions": [*_DEPLOY["questions"], {"id": "why", "question": "Why?"}]}
+    assert call(service, mixed, answer_within=0.01, recommended_defaults=True).is_error
+    # The model cannot set a default or a deadline itself: only known keys are kept.
+    seen = Recording()
+    forged = {
+        "deadline": 0,
+        "questions": [{**_DEPLOY["questions"][0], "default": {"selected": ["Deploy"]}}],
+    }
+    assert not call(service_with(seen), forged).is_error
+    assert "deadline" not in seen.seen[0]
+    assert "default" not in seen.seen[0]["questions"][0]
+
+
+def test_the_application_s_time_limit_is_checked() -> None:
+    """TOOL-DEFAULT-1: answer_within is a positive number of seconds; defaults need it."""
+    service = service_with(Recording())
+    with pytest.raises(ValueError, match="recommended_defaults needs answer_within"):
+        call(service, _DEPLOY, recommended_defaults=True)
+    for bad, error in [(0, ValueError), (float("inf"), ValueError), ("5", TypeError)]:
+        with pytest.raises(error, match="answer_within"):
+            call(service, _DEPLOY, answer_within=bad)
+    # Given time, the request carries a deadline that far ahead, which UIs count down.
+    seen = Recording()
+    before = time.time()
+    call(service_with(seen), _DEPLOY, answer_within=30)
+    assert before + 30 <= seen.seen[0].get("deadline", 0) <= time.time() + 30

@@ -65,9 +65,11 @@ if typing.TYPE_CHECKING:
     from ._subject import ServiceRegistration as ServiceRegistration
     from ._subject import Subject as Subject
     from ._subject import SubjectFactory as SubjectFactory
+    from ._subject import declared_policies as declared_policies
     from ._subject import reference_service as reference_service
     from ._subject import reference_subject as reference_subject
     from ._subject import with_capabilities as with_capabilities
+    from ._subject import with_policies as with_policies
 
 __all__ = [
     "CHECKS",
@@ -108,6 +110,7 @@ __all__ = [
     "Subject",
     "SubjectFactory",
     "TypeText",
+    "declared_policies",
     "durable_subject",
     "expected_answer",
     "held_after",
@@ -122,6 +125,7 @@ __all__ = [
     "run_suite",
     "sqlite_store_subject",
     "with_capabilities",
+    "with_policies",
 ]
 
 #: The private module of each exported name: the imports above, for the interpreter.
@@ -178,6 +182,8 @@ _MODULES = {
     "reference_service": "_subject",
     "reference_subject": "_subject",
     "with_capabilities": "_subject",
+    "with_policies": "_subject",
+    "declared_policies": "_subject",
 }
 
 

@@ -35,6 +35,7 @@ _CODES: Final = frozenset(
     {
         "EMPTY_QUESTIONS", "BAD_INTENT", "NO_PROVIDER", "DUPLICATE_PROVIDER", "ASK_ABORTED",
         "ASK_CANCELLED", "BAD_REQUEST", "BAD_ANSWER", "PROVIDER_DISPOSED",
+        "CALLER_NOT_LIVE", "DELEGATED_CALLER",
     }
 )  # fmt: skip
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from dsh_user_interaction import (
+    TIMED_OUT_MESSAGE,
     AbortController,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
@@ -341,6 +343,64 @@ async def race(
             raise _Failed("DUR-LOST-1", f"the losing relay reported {errors!r}")
 
 
+async def deadline(
+    opener: Opener, request: AskUserQuestionRequest, answer: AskUserQuestionAnswer
+) -> None:
+    """A deadline ends a durable ask in the store: with its defaults, or as expired."""
+    defaults = {
+        item["id"]: {key: value for key, value in item.items() if key != "id"}
+        for item in answer["answers"]
+    }
+    with_defaults = cast(
+        "AskUserQuestionRequest",
+        {
+            **request,
+            "questions": [
+                {**question, "default": defaults[question["id"]]}
+                for question in request["questions"]
+            ],
+        },
+    )
+    expected = {"answers": [dict(item) for item in answer["answers"]], "defaulted": True}
+    async with _stores(opener, 2) as (agent_store, ui_store):
+        ui = ScriptedProvider()
+        async with _relay(ui_store, ui, "desk"):
+            service = UserInteractionService()
+            service.register_provider(DurableProvider(agent_store, via="agent"))
+            for ask_id, asked in (("late", request), ("defaulted", with_defaults)):
+                timed = cast("AskUserQuestionRequest", {**asked, "deadline": time.time() + 0.05})
+                named = with_ask_id(timed, ask_id)
+                asking = asyncio.ensure_future(_timed_outcome(service.ask(named)))
+                shown = await _within(ui.next_ask(), "DUR-DEADLINE-1", "the relay showing the ask")
+                got = await _within(asking, "DUR-DEADLINE-1", "the ask with a deadline")
+                record = await ui_store.get(ask_id)
+                state = "expired" if asked is request else "answered"
+                want = TIMED_OUT_MESSAGE if asked is request else expected
+                if got != want or record is None or record.state != state:
+                    raise _Failed(
+                        "DUR-DEADLINE-1",
+                        f"the deadline passed; the ask gave {got!r} and the store kept {record!r}",
+                    )
+                if asked is not request and record.answer != expected:
+                    raise _Failed("DUR-DEADLINE-1", f"the store kept {record.answer!r}")
+                await _withdrawn(shown.request, state, "DUR-DEADLINE-1")
+                again = await _within(
+                    _timed_outcome(service.ask(named)), "DUR-DEADLINE-1", "asking again"
+                )
+                if again != want:
+                    raise _Failed("DUR-DEADLINE-1", f"asking again gave {again!r}, not {want!r}")
+
+
+async def _timed_outcome(call: Coroutine[Any, Any, AskUserQuestionAnswer]) -> object:
+    """The answer, or a timed-out error's message, or the error's code or type name."""
+    try:
+        return await call
+    except UserInteractionError as error:
+        return str(error) if error.timed_out else error.code
+    except Exception as error:  # noqa: BLE001 - reported as what it is
+        return f"{type(error).__name__}: {error}"
+
+
 @dataclass(frozen=True)
 class DurableCheck:
     """One scenario of the durable path and the requirements it judges."""
@@ -371,4 +431,5 @@ DURABLE_CHECKS: Final = (
     DurableCheck("durable-abort-expiry", ("DUR-ABORT-1", "DUR-EXPIRE-1"), abort_and_expiry),
     DurableCheck("durable-relays", ("DUR-RELAY-1",), relays),
     DurableCheck("durable-race", ("DUR-FAN-1", "DUR-LOST-1"), race),
+    DurableCheck("durable-deadline", ("DUR-DEADLINE-1",), deadline),
 )

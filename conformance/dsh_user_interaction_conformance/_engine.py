@@ -161,6 +161,9 @@ class Check:
     gates: Mapping[str, Callable[[Capabilities], bool]] = field(
         default_factory=dict[str, Callable[[Capabilities], bool]]
     )
+    #: The policy of section 8 the service must declare (:func:`with_policies`)
+    #: for the check to run; ``None`` for a check of every service.
+    policy: str | None = None
 
 
 #: Every check, in the order they run.
@@ -177,6 +180,7 @@ def check(
     parts: int = 1,
     case_share: float = 0.25,
     share: float = 1.0,
+    policy: str | None = None,
 ) -> Callable[[Build], Build]:
     """Register the decorated build function as the check *name* covering *covered*."""
     # The engine judges the loop and leak requirements on every example it runs.
@@ -198,6 +202,7 @@ def check(
                 share=share,
                 parts=parts,
                 gates=dict(gates or {}),
+                policy=policy,
             )
         )
         return function
@@ -393,6 +398,8 @@ class Runtime:
     #: Requirements a recorded baseline names with how they fail: each case of a
     #: check looks for them again, so a new way of failing is seen too.
     recorded: frozenset[str] = frozenset()
+    #: The policies of section 8 the service factory declares (:func:`with_policies`).
+    policies: frozenset[str] = frozenset()
 
     def limit(self, parts: int = 1) -> float:
         """Seconds an example of *parts* sub-scenarios may take before it is called hung."""
@@ -589,11 +596,14 @@ class Example:
         if remote:
             self.remotes.append(made)  # type: ignore[arg-type] # checked just above
 
-    async def service(self) -> Service:
-        """A fresh service from the factory."""
+    async def service(self, **options: object) -> Service:
+        """A fresh service from the factory, called with a policy's *options* (``gate``)."""
         name = self._runtime.service_name
+        factory = self._runtime.service_factory
         made = await _call_factory(
-            self._runtime.service_factory, f"service factory {name}", "service"
+            functools.partial(factory, **options) if options else factory,
+            f"service factory {name}",
+            "service",
         )
         require_methods(made, ("register_provider", "ask"), f"service factory {name}", "service")
         service: Service = made  # type: ignore[assignment] # checked structurally above
@@ -1083,6 +1093,10 @@ def run_check(item: Check, runtime: Runtime) -> CheckOutcome:
     """Run one check until every requirement it can judge has been judged."""
     if item.needs is not None and not item.needs(runtime.capabilities):
         return CheckOutcome(item, "skipped", "the subject's capabilities exclude it")
+    if item.policy is not None and item.policy not in runtime.policies:
+        return CheckOutcome(
+            item, "skipped", f"the service does not declare the {item.policy} policy"
+        )
     started = time.monotonic()
     outcome = CheckOutcome(item, "ran")
     # Failures and hangs count across the cases: a requirement found broken in one

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import dsh_user_interaction
 
-from . import _binding_checks, _provider_checks, _service_checks
+from . import _binding_checks, _policy_checks, _provider_checks, _service_checks
 from ._baseline import BaselineEntry
 from ._capabilities import Capabilities
 from ._engine import (
@@ -44,6 +44,7 @@ from ._subject import (
     ServiceFactory,
     SubjectFactory,
     declared_capabilities,
+    declared_policies,
     reference_service,
     reference_subject,
 )
@@ -51,7 +52,7 @@ from ._subject import (
 __all__ = ["KINDS", "Report", "RequirementResult", "SetupError", "run_suite"]
 
 # The check modules register themselves on import.
-_ = (_binding_checks, _provider_checks, _service_checks)
+_ = (_binding_checks, _policy_checks, _provider_checks, _service_checks)
 
 SUITE_VERSION = dsh_user_interaction.__version__
 Status = Literal["passed", "failed", "warning", "untested", "skipped", "expected-failure"]
@@ -374,6 +375,7 @@ def run_suite(
         recorded=frozenset(requirements())
         if every_case
         else frozenset(rid for rid, entry in entries.items() if entry.failures is not None),
+        policies=declared_policies(services_from),
     )
     selected: list[Check] = [c for c in CHECKS if c.kind in kinds and (not only or c.name in only)]
     if not selected:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, Final, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from dsh_user_interaction import (
     AskUserQuestionAnswerItem,
     AskUserQuestionRequest,
+    CallerGate,
     ProviderRegistration,
     ScriptedProvider,
     UserInteractionProvider,
@@ -118,6 +119,7 @@ SubjectFactory = Callable[[], Subject | Awaitable[Subject]]
 ServiceFactory = Callable[[], Service | Awaitable[Service]]
 
 F = TypeVar("F", bound=Callable[[], Any])
+S = TypeVar("S", bound=Callable[..., Any])
 
 
 class _Declared(Generic[F]):
@@ -155,6 +157,51 @@ def declared_capabilities(factory: object) -> Capabilities | None:
     """The capabilities a factory declares, if it declares any."""
     found = getattr(factory, "capabilities", None)
     return found if isinstance(found, Capabilities) else None
+
+
+#: The policies of spec section 8 a service may declare, and what declaring one means.
+POLICIES: Final = {
+    "gate": "the factory takes a keyword argument gate=, a caller gate (GATE-*)",
+    "deadline": "the service honours deadline and default (REQ-DEADLINE-1, REQ-DEFAULT-*, POL-*)",
+    "observers": "the service has observe(observer) (OBS-*)",
+}
+
+
+def with_policies(*policies: str) -> Callable[[S], S]:
+    """Declare the policies of spec section 8 that the services a factory builds have.
+
+    The suite checks a policy only on a service that declares it. A service
+    that declares ``gate`` is built as ``factory(gate=...)`` by the gate's
+    checks, with the suite's own gate.
+
+    >>> from dsh_user_interaction import UserInteractionService
+    >>> @with_policies("deadline", "observers")
+    ... def my_service():
+    ...     return UserInteractionService()
+    >>> sorted(declared_policies(my_service))
+    ['deadline', 'observers']
+    """
+    unknown = sorted(set(policies) - set(POLICIES))
+    if unknown:
+        msg = f"unknown policies {unknown}; expected some of {sorted(POLICIES)}"
+        raise ValueError(msg)
+
+    def declare(factory: S) -> S:
+        setattr(factory, _POLICIES_ATTRIBUTE, frozenset(policies))
+        return factory
+
+    return declare
+
+
+def declared_policies(factory: object) -> frozenset[str]:
+    """The policies a service factory declares (:func:`with_policies`); none by default."""
+    found: object = getattr(factory, _POLICIES_ATTRIBUTE, None)
+    if not isinstance(found, frozenset):
+        return frozenset()
+    return frozenset(str(name) for name in cast("frozenset[object]", found))
+
+
+_POLICIES_ATTRIBUTE: Final = "__dsh_policies__"
 
 
 class UsageError(Exception):
@@ -236,6 +283,10 @@ def reference_subject() -> Subject:
     return Subject(provider=provider, driver=ScriptedDriver(provider), name="reference")
 
 
-def reference_service() -> UserInteractionService:
-    """A fresh strict :class:`~dsh_user_interaction.UserInteractionService`."""
-    return UserInteractionService()
+@with_policies("gate", "deadline", "observers")
+def reference_service(*, gate: CallerGate | None = None) -> UserInteractionService:
+    """A fresh strict :class:`~dsh_user_interaction.UserInteractionService`, with every policy.
+
+    The gate's checks pass *gate*, the suite's own (``GATE-*``).
+    """
+    return UserInteractionService(gate=gate)

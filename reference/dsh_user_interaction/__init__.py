@@ -20,10 +20,22 @@ from ._checks import answer_violations as answer_violations
 from ._checks import check_request as check_request
 from ._checks import is_blank as is_blank
 from ._checks import request_violations as request_violations
+from ._deadline import countdown_text as countdown_text
+from ._deadline import deadline_of as deadline_of
+from ._deadline import default_answer as default_answer
+from ._deadline import default_text as default_text
+from ._deadline import is_timeout as is_timeout
 from ._errors import MESSAGES as MESSAGES
+from ._errors import TIMED_OUT_MESSAGE as TIMED_OUT_MESSAGE
 from ._errors import ErrorCode as ErrorCode
 from ._errors import HarnessError as HarnessError
 from ._errors import UserInteractionError as UserInteractionError
+from ._gate import CallerGate as CallerGate
+from ._gate import CallerVerdict as CallerVerdict
+from ._gate import LiveAgents as LiveAgents
+from ._observers import AskEvent as AskEvent
+from ._observers import AskObserver as AskObserver
+from ._observers import AskOutcome as AskOutcome
 from ._scripted import PendingAsk as PendingAsk
 from ._scripted import Responder as Responder
 from ._scripted import ScriptedProvider as ScriptedProvider
@@ -36,6 +48,7 @@ from ._types import AskUserQuestionIntent as AskUserQuestionIntent
 from ._types import AskUserQuestionItem as AskUserQuestionItem
 from ._types import AskUserQuestionOption as AskUserQuestionOption
 from ._types import AskUserQuestionRequest as AskUserQuestionRequest
+from ._types import DefaultAnswer as DefaultAnswer
 from ._types import PlanReviewIntent as PlanReviewIntent
 from ._types import ProviderRegistration as ProviderRegistration
 from ._types import UserInteractionProvider as UserInteractionProvider
@@ -47,9 +60,13 @@ from ._version import __version__ as __version__
 __all__ = [
     "MESSAGES",
     "SPEC_VERSION",
+    "TIMED_OUT_MESSAGE",
     "AbortController",
     "AbortError",
     "AbortSignal",
+    "AskEvent",
+    "AskObserver",
+    "AskOutcome",
     "AskUserQuestionAnswer",
     "AskUserQuestionAnswerItem",
     "AskUserQuestionIntent",
@@ -57,8 +74,12 @@ __all__ = [
     "AskUserQuestionOption",
     "AskUserQuestionRequest",
     "AskingService",
+    "CallerGate",
+    "CallerVerdict",
+    "DefaultAnswer",
     "ErrorCode",
     "HarnessError",
+    "LiveAgents",
     "PendingAsk",
     "PlanReviewIntent",
     "ProviderRegistration",
@@ -79,7 +100,12 @@ __all__ = [
     "answer_skipped",
     "answer_violations",
     "check_request",
+    "countdown_text",
+    "deadline_of",
+    "default_answer",
+    "default_text",
     "is_blank",
+    "is_timeout",
     "option_of",
     "question_of",
     "request_violations",

@@ -20,6 +20,7 @@ from typing import Any, Final, cast
 from typing_extensions import TypeIs
 
 from ._abort import AbortSignal
+from ._deadline import DEADLINE_KEY, DEFAULT_KEY, deadline_of
 from ._errors import ErrorCode, UserInteractionError
 from ._json import js_quote
 from ._types import AskUserQuestionItem, AskUserQuestionRequest
@@ -115,8 +116,12 @@ class _Scan:
         value: object = MISSING,
         question: str | None = None,
         earlier: tuple[str | int, ...] | None = None,
+        *,
+        detail: str | None = None,
     ) -> None:
-        self.found.append(RequestViolation(requirement, path, expected, value, question, earlier))
+        self.found.append(
+            RequestViolation(requirement, path, expected, value, question, earlier, detail)
+        )
         if self.first_only:
             raise _Stop
 
@@ -125,12 +130,29 @@ class _Scan:
         signal = request.get("signal", MISSING)
         if signal is not MISSING and signal is not None and not isinstance(signal, AbortSignal):
             self.add("REQ-SIGNAL-1", ("signal",), "AbortSignal", signal)
+        # REQ-DEADLINE-1
+        deadline: object = request.get(DEADLINE_KEY, MISSING)
+        if deadline is not MISSING and deadline_of(request) is None:
+            self.add("REQ-DEADLINE-1", (DEADLINE_KEY,), "finite number", deadline)
         first_index: dict[str, int] = {}
+        defaults: list[int] = []
         for index, question in enumerate(questions):
             if not _is_mapping(question):
                 self.add("REQ-ITEM-1", ("questions", index), "mapping", question)
                 continue
+            if DEFAULT_KEY in question:
+                defaults.append(index)
             self.question(index, question, first_index)
+        # REQ-DEFAULT-2: defaults are all or nothing, and need a deadline.
+        if defaults:
+            if deadline is MISSING:
+                self.add("REQ-DEFAULT-2", (DEADLINE_KEY,), "present")
+            for index, question in enumerate(questions):
+                if _is_mapping(question) and DEFAULT_KEY not in question:
+                    question_id = question.get("id")
+                    named = question_id if isinstance(question_id, str) and question_id else None
+                    where = ("questions", index, DEFAULT_KEY)
+                    self.add("REQ-DEFAULT-2", where, "present", MISSING, named)
 
     def question(
         self, index: int, question: Mapping[object, object], first_index: dict[str, int]
@@ -162,6 +184,9 @@ class _Scan:
             self.add(
                 "REQ-MULTI-1", (*here, "multiSelect"), "bool", question["multiSelect"], valid_id
             )
+        # REQ-DEFAULT-1
+        if DEFAULT_KEY in question and valid_id is not None:
+            self.default(here, valid_id, question, labels)
         # REQ-INTENT-1
         if "intent" in question:
             intent = question["intent"]
@@ -176,6 +201,32 @@ class _Scan:
                     self.add("REQ-INTENT-1", (*here, "intent", key), "string", value, valid_id)
             if sound and valid_id is not None:
                 self.intents.append((question, labels))
+
+    def default(
+        self,
+        here: tuple[str | int, ...],
+        question_id: str,
+        question: Mapping[object, object],
+        labels: dict[str, None],
+    ) -> None:
+        """Check a question's default by the answer rules, as the item it would become."""
+        default = question[DEFAULT_KEY]
+        where = (*here, DEFAULT_KEY)
+        if not _is_mapping(default):
+            self.add("REQ-DEFAULT-1", where, "mapping", default, question_id)
+            return
+        multi = question.get("multiSelect") is True
+        shown: dict[str, object] = {"id": question_id, "question": "?", "multiSelect": multi}
+        shown["options"] = [{"label": label} for label in labels]
+        item: dict[object, object] = {key: value for key, value in default.items() if key != "id"}
+        item["id"] = question_id
+        if "id" in default:
+            detail = "default has unknown keys: id (a default has no id of its own)"
+            self.add("REQ-DEFAULT-1", where, "answer", default, question_id, detail=detail)
+        alone = cast("AskUserQuestionRequest", {"questions": [shown]})
+        for violation in must_violations(alone, {"answers": [item]}):
+            detail = violation.message.replace("answers[0]", "default")
+            self.add("REQ-DEFAULT-1", where, "answer", default, question_id, detail=detail)
 
     def options(
         self, here: tuple[str | int, ...], question_id: str | None, options: object
@@ -323,7 +374,20 @@ def full_check_request(request: object, *, has_provider: bool = True) -> None:
         raise _bad_request(message) from None
 
 
-def _full_check_request(request: object, *, has_provider: bool) -> None:
+def check_first_stages(request: object) -> None:
+    """Stages 1 and 2 alone (``ASK_ABORTED``, ``EMPTY_QUESTIONS``): what runs before a gate.
+
+    A request that cannot be read is left to the later stages, which word it.
+    """
+    try:
+        _first_stages(request)
+    except UserInteractionError:
+        raise
+    except Exception:  # noqa: BLE001, S110 - read again, and worded, by full_check_request
+        pass
+
+
+def _first_stages(request: object) -> None:
     if _is_mapping(request):
         # SVC-ORDER-1
         signal = request.get("signal")
@@ -333,6 +397,10 @@ def _full_check_request(request: object, *, has_provider: bool) -> None:
         questions: object = request.get("questions")
         if _is_list(questions) and not questions:
             raise UserInteractionError.of(ErrorCode.EMPTY_QUESTIONS)
+
+
+def _full_check_request(request: object, *, has_provider: bool) -> None:
+    _first_stages(request)
     # SVC-ORDER-3
     scan = _Scan(first_only=True)
     _scan(scan, request)
@@ -613,6 +681,8 @@ def fast_request_index(request: object) -> RequestIndex | None:
         questions = value["questions"]
         if type_(questions) is not list_ or not questions:
             return None
+        if "deadline" in value:
+            return None  # the full rules judge deadlines and defaults
         if "signal" in value:
             signal = value["signal"]
             if signal is not None and (type_(signal) is not _SIGNAL or signal.aborted):
@@ -653,8 +723,10 @@ def fast_request_index(request: object) -> RequestIndex | None:
             if len(question) == known:  # id, question and perhaps options: nothing optional
                 entries[question_id] = (question, options, labels, False)
                 continue
-            if ("header" in question and type_(question["header"]) is not str_) or (
-                "detail" in question and type_(question["detail"]) is not str_
+            if (
+                ("header" in question and type_(question["header"]) is not str_)
+                or ("detail" in question and type_(question["detail"]) is not str_)
+                or "default" in question
             ):
                 return None
             multi = False

@@ -29,6 +29,7 @@ from typing import Final, cast, final
 
 from typing_extensions import TypeVar
 
+from ._deadline import deadline_of, default_answer
 from ._errors import ErrorCode, UserInteractionError
 from ._store import ASK_ID_KEY, AskRecord, AskStore, Outcome, checked_ask_id, stored_request
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest
@@ -79,6 +80,10 @@ def outcome_of(record: AskRecord) -> AskUserQuestionAnswer:
         return record.answer
     if record.state == "cancelled":
         raise UserInteractionError.of(ErrorCode.ASK_CANCELLED)
+    deadline = deadline_of(record.request)
+    if record.state == "expired" and deadline is not None:
+        # DUR-DEADLINE-1: its deadline ended it; say so, as the service would.
+        raise UserInteractionError.timed_out_error()
     raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
 
 
@@ -243,6 +248,11 @@ class DurableProvider:
             if signal is not None and signal.aborted:
                 # A service interrupts its provider by cancelling it: write the abort.
                 await self._aborted(ask_id)
+            elif (deadline := deadline_of(request)) is not None and deadline <= self._clock():
+                # DUR-DEADLINE-1: the request's deadline passed; write how it ended.
+                kept = await self._timed_out(ask_id, request)
+                if kept is not None:
+                    raise UserInteractionError.timed_out_error(answer=kept) from None
             raise
         finally:
             if remove is not None:
@@ -267,6 +277,27 @@ class DurableProvider:
             if not settlement.won:
                 answer = settlement.record.answer  # answered just before: kept on the error
         return UserInteractionError.of(ErrorCode.ASK_ABORTED, answer=answer)
+
+    async def _timed_out(self, ask_id: str, request: AskUserQuestionRequest) -> object | None:
+        """Settle an ask whose deadline passed: its defaults, or ``expired``.
+
+        Returns the human's answer when one won the race to the store, so that
+        the caller keeps it; ``None`` otherwise.
+        """
+        defaults = default_answer(request)
+        outcome = (
+            Outcome.expired(via=self._via)
+            if defaults is None
+            else Outcome.answered(defaults, via=self._via)
+        )
+        try:
+            async with asyncio.timeout(_SETTLE_BOUND):
+                settlement = await self._store.settle(ask_id, outcome, settled_at=self._clock())
+        except TimeoutError:
+            return None  # left pending: expiry ends it
+        if settlement.won or settlement.record.answer == defaults:
+            return None
+        return settlement.record.answer
 
     def __repr__(self) -> str:
         return f"<DurableProvider store={self._store!r}>"

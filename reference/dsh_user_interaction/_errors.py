@@ -18,7 +18,7 @@ from typing_extensions import override
 
 from ._violations import Violation
 
-__all__ = ["MESSAGES", "ErrorCode", "HarnessError", "UserInteractionError"]
+__all__ = ["MESSAGES", "TIMED_OUT_MESSAGE", "ErrorCode", "HarnessError", "UserInteractionError"]
 
 
 class ErrorCode(enum.StrEnum):
@@ -60,6 +60,16 @@ class ErrorCode(enum.StrEnum):
     #: Distinct from ``ASK_ABORTED`` (the caller's signal) and
     #: ``ASK_CANCELLED`` (the human).
     PROVIDER_DISPOSED = "PROVIDER_DISPOSED"
+    #: A caller gate (``GATE-1``) found that the calling agent is not the live
+    #: agent it claims to be: a stale agent, or one no registry knows. Raised
+    #: by ``ask()`` after ``EMPTY_QUESTIONS`` and before ``BAD_REQUEST``, only
+    #: by a service configured with a gate. The successor package's code.
+    CALLER_NOT_LIVE = "CALLER_NOT_LIVE"
+    #: A caller gate found that the calling agent is live but owned by another
+    #: agent (a delegated child), which has no human to ask. Raised at the same
+    #: stage as ``CALLER_NOT_LIVE``; the message tells the child to put its
+    #: question in its final result. The successor package's code.
+    DELEGATED_CALLER = "DELEGATED_CALLER"
 
 
 #: The fixed messages, byte for byte as in the original where it has them.
@@ -72,7 +82,23 @@ MESSAGES: Final[dict[ErrorCode, str]] = {
     ErrorCode.PROVIDER_DISPOSED: (
         "the user-interaction provider was disposed before the user answered"
     ),
+    # The successor package's messages, byte for byte.
+    ErrorCode.CALLER_NOT_LIVE: (
+        "human interaction requires the exact live calling agent when an agent is supplied"
+    ),
+    ErrorCode.DELEGATED_CALLER: (
+        "human interaction is unavailable while the calling agent is owned by another live"
+        " agent; include the unresolved question or decision in the child agent's final result"
+    ),
 }
+
+#: The message of an ``ASK_ABORTED`` whose signal's reason is a timeout, or
+#: whose request's ``deadline`` passed (``POL-TIMEOUT-1``). The code stays
+#: ``ASK_ABORTED`` so that code branching on it keeps working; the words tell a
+#: model that the human did not answer in time, not that the program stopped.
+TIMED_OUT_MESSAGE: Final = (
+    "ask_user_question timed out before the user answered; do not assume an answer"
+)
 
 
 class HarnessError(Exception):
@@ -131,6 +157,10 @@ class UserInteractionError(HarnessError):
     answer: object | None
     #: The answer-rule violations behind a ``BAD_ANSWER``; empty otherwise.
     violations: tuple[Violation, ...]
+    #: Whether this ``ASK_ABORTED`` is a timeout: the signal's reason was a
+    #: :class:`TimeoutError`, or the request's ``deadline`` passed. Its message
+    #: is then :data:`TIMED_OUT_MESSAGE`.
+    timed_out: bool
 
     def __init__(
         self,
@@ -144,6 +174,7 @@ class UserInteractionError(HarnessError):
         self._error_code = ErrorCode(code)
         self.answer = answer
         self.violations = tuple(violations)
+        self.timed_out = False
 
     @property
     @override
@@ -158,3 +189,17 @@ class UserInteractionError(HarnessError):
         The message comes from :data:`~dsh_user_interaction.MESSAGES`.
         """
         return cls(MESSAGES[code], code, answer=answer)
+
+    @classmethod
+    def timed_out_error(cls, *, answer: object | None = None) -> UserInteractionError:
+        """The ``ASK_ABORTED`` of an ask whose time ran out (``POL-TIMEOUT-1``).
+
+        >>> error = UserInteractionError.timed_out_error()
+        >>> error.code, error.timed_out
+        (<ErrorCode.ASK_ABORTED: 'ASK_ABORTED'>, True)
+        >>> print(error)
+        ask_user_question timed out before the user answered; do not assume an answer
+        """
+        error = cls(TIMED_OUT_MESSAGE, ErrorCode.ASK_ABORTED, answer=answer)
+        error.timed_out = True
+        return error

@@ -35,12 +35,31 @@ signal listener is removed and its pending record is gone.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Mapping
 from types import CoroutineType, TracebackType
-from typing import final
+from typing import Final, cast, final
 
-from ._checks import bad_answer, checked_request, fast_answer_accepted, must_violations
+from ._abort import AbortSignal
+from ._checks import (
+    RequestIndex,
+    bad_answer,
+    check_first_stages,
+    checked_request,
+    fast_answer_accepted,
+    must_violations,
+)
+from ._deadline import deadline_of, default_answer, is_timeout
 from ._errors import MESSAGES, ErrorCode, UserInteractionError
+from ._gate import CallerGate
+from ._observers import (
+    DEFAULT_OBSERVER_TIMEOUT,
+    AskEvent,
+    AskObserver,
+    Observers,
+    ask_id_in,
+    outcome_of,
+)
 from ._provider_call import DEFAULT_CANCEL_GRACE, LONGEST_GRACE, suspended_call
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
 
@@ -120,21 +139,47 @@ def _checked_grace(grace: object) -> float:
 class _Call:
     """One pending ``ask()``: who runs it and whether it was interrupted."""
 
-    __slots__ = ("cancelled", "interrupt", "registration", "settled", "task")
+    __slots__ = (
+        "by_deadline",
+        "cancelled",
+        "interrupt",
+        "registration",
+        "settled",
+        "task",
+        "timed_out",
+    )
 
     def __init__(self, task: asyncio.Task[object], registration: Registration) -> None:
         self.task = task
         self.registration = registration
         #: Why the service interrupts this call, once it does.
         self.interrupt: ErrorCode | None = None
+        #: Whether the interrupt is a timeout (POL-TIMEOUT-1), and whether it is
+        #: the request's own deadline, which may answer with defaults.
+        self.timed_out = False
+        self.by_deadline = False
         #: Whether the service has called ``task.cancel()`` for it.
         self.cancelled = False
         self.settled = False
 
-    def stop(self, code: ErrorCode) -> None:
+    def aborted(self, signal: AbortSignal) -> None:
+        self.stop(ErrorCode.ASK_ABORTED, timed_out=is_timeout(signal.reason))
+
+    def deadline_passed(self) -> None:
+        self.stop(ErrorCode.ASK_ABORTED, timed_out=True, by_deadline=True)
+
+    def error(self, answer: object | None = None) -> UserInteractionError:
+        """The error of this call's interrupt, keeping a late *answer* (Rule 4)."""
+        if self.timed_out:
+            return UserInteractionError.timed_out_error(answer=answer)
+        return UserInteractionError.of(self.interrupt or ErrorCode.ASK_ABORTED, answer=answer)
+
+    def stop(self, code: ErrorCode, *, timed_out: bool = False, by_deadline: bool = False) -> None:
         if self.settled or self.interrupt is not None:
             return
         self.interrupt = code
+        self.timed_out = timed_out
+        self.by_deadline = by_deadline
         loop = self.task.get_loop()
         if asyncio.current_task(loop) is self.task:
             # Rule 3: we are inside the caller's own step; land it later.
@@ -169,19 +214,65 @@ class UserInteractionService:
     answer rules, and one that breaks a ``MUST`` raises ``BAD_ANSWER`` with
     the raw answer kept on the error.
 
+    The policies of spec section 8 are opt-in: *gate*, a
+    :class:`~dsh_user_interaction.CallerGate` judged between the empty-batch
+    and the structural checks; *observers* (and :meth:`observe`), told when
+    an ask becomes pending and how it settled, each asynchronous one bounded
+    by *observer_timeout* seconds; and a request's own ``deadline`` and
+    defaults, honoured unless *enforce_deadlines* is false (a relay's service
+    shows a stored ask whose deadline the agent's side keeps).
+
     *cancel_grace* (0.25 s by default, at most 1 s) is how long a provider
     whose call was cancelled may take to end it. One still pending then is
     left behind, running on in a task of its own, and the ask settles without
     it; if it answers later, the loop's exception handler gets the answer.
     """
 
-    __slots__ = ("_calls", "_cancel_grace", "_registration", "_strict")
+    __slots__ = (
+        "_calls",
+        "_cancel_grace",
+        "_enforce_deadlines",
+        "_gate",
+        "_observers",
+        "_registration",
+        "_strict",
+    )
 
-    def __init__(self, *, strict: bool = True, cancel_grace: float = DEFAULT_CANCEL_GRACE) -> None:
+    def __init__(
+        self,
+        *,
+        strict: bool = True,
+        cancel_grace: float = DEFAULT_CANCEL_GRACE,
+        gate: CallerGate | None = None,
+        observers: Iterable[AskObserver] = (),
+        observer_timeout: float = DEFAULT_OBSERVER_TIMEOUT,
+        enforce_deadlines: bool = True,
+    ) -> None:
         self._strict = strict
+        self._enforce_deadlines = enforce_deadlines
         self._cancel_grace = _checked_grace(cancel_grace)
+        if gate is not None and not callable(getattr(gate, "judge", None)):
+            msg = f"gate must have a judge(agent) method, got {type(gate).__name__}"
+            raise TypeError(msg)
+        self._gate = gate
+        self._observers = Observers(_checked_observer_timeout(observer_timeout))
+        for observer in observers:
+            self._observers.add(observer)
         self._registration: Registration | None = None
         self._calls: set[_Call] = set()
+
+    @property
+    def gate(self) -> CallerGate | None:
+        """The caller gate, if the service has one (``GATE-1``)."""
+        return self._gate
+
+    def observe(self, observer: AskObserver) -> Callable[[], None]:
+        """Call *observer* with an :class:`AskEvent` when an ask becomes pending and settles.
+
+        Returns a function that removes it. Observers never block or break an
+        ask (``OBS-SAFE-1``): see :mod:`the observers' notes <dsh_user_interaction>`.
+        """
+        return self._observers.add(observer)
 
     @property
     def strict(self) -> bool:
@@ -237,9 +328,69 @@ class UserInteractionService:
         as ``ASK_CANCELLED``, propagate unchanged, and so does cancellation.
         """
         registration = self._registration
-        index = checked_request(request, has_provider=registration is not None)
+        try:
+            if self._gate is not None:
+                check_first_stages(request)
+                self._judge(request)
+            index = checked_request(request, has_provider=registration is not None)
+        except UserInteractionError as error:
+            if error.code is ErrorCode.ASK_ABORTED and _timeout_signal(request):
+                raise UserInteractionError.timed_out_error() from None
+            raise
         if registration is None:  # pragma: no cover - check_request raised
             raise UserInteractionError.of(ErrorCode.NO_PROVIDER)
+        # The fast path leaves requests with a deadline to the full rules.
+        deadline = deadline_of(request) if index is None and self._enforce_deadlines else None
+        if not self._observers:
+            return await self._wait(request, registration, index, deadline)
+        self._observers.tell(AskEvent("pending", request, ask_id_in(request)))
+        try:
+            answer = await self._wait(request, registration, index, deadline)
+        except BaseException as error:
+            settled = AskEvent(
+                "settled", request, ask_id_in(request), outcome_of(None, error), error=error
+            )
+            self._observers.tell(settled)
+            raise
+        outcome = outcome_of(answer, None)
+        self._observers.tell(AskEvent("settled", request, ask_id_in(request), outcome, answer))
+        return answer
+
+    def _judge(self, request: object) -> None:
+        """The caller gate's stage (``GATE-1`` to ``GATE-3``), between stages 2 and 3."""
+        gate = self._gate
+        if gate is None:  # pragma: no cover - only called with a gate
+            return
+        # A request that is not a mapping has no agent; BAD_REQUEST words it later.
+        agent = (
+            cast("Mapping[str, object]", request).get("agent")
+            if isinstance(request, Mapping)
+            else None
+        )
+        verdict: object = gate.judge(agent)
+        if verdict is None:
+            return
+        if type(verdict) is ErrorCode and verdict in _REFUSALS:
+            raise UserInteractionError.of(verdict)
+        msg = (
+            f"caller gate {self._gate!r} returned {verdict!r}; expected None,"
+            " ErrorCode.CALLER_NOT_LIVE or ErrorCode.DELEGATED_CALLER"
+        )
+        raise TypeError(msg)
+
+    async def _wait(
+        self,
+        request: AskUserQuestionRequest,
+        registration: Registration,
+        index: RequestIndex | None,
+        deadline: float | None,
+    ) -> AskUserQuestionAnswer:
+        """Ask the provider and wait for it, within the request's deadline.
+
+        A deadline that has already passed still asks the provider, and
+        interrupts it at once: a durable provider asked again after a restart
+        may hold the human's answer, given before the deadline.
+        """
         task = asyncio.current_task()
         if task is None:  # pragma: no cover - every coroutine under asyncio has one
             msg = "UserInteractionService.ask() must run inside an asyncio task"
@@ -248,9 +399,10 @@ class UserInteractionService:
         signal = request.get("signal")
         # Note: the original relies on the provider to notice the signal, so an ask
         # to one that ignores it never settles; here the service stops it (SVC-ABORT-1).
-        remove = (
-            signal.add_listener(lambda _signal: call.stop(ErrorCode.ASK_ABORTED))
-            if signal is not None
+        remove = signal.add_listener(call.aborted) if signal is not None else None
+        timer = (
+            task.get_loop().call_later(deadline - time.time(), call.deadline_passed)
+            if deadline is not None
             else None
         )
         self._calls.add(call)
@@ -272,7 +424,10 @@ class UserInteractionService:
                 raise  # the caller was cancelled too: theirs wins, unchanged
             if call.interrupt is None:
                 raise  # the provider's own cancellation, not ours: unchanged (SVC-ERR-1)
-            raise UserInteractionError.of(call.interrupt) from None
+            defaults = default_answer(request) if call.by_deadline else None
+            if defaults is not None:
+                return defaults  # POL-DEFAULT-1: the deadline passed; the defaults answer
+            raise call.error() from None
         except BaseException as error:
             call.settled = True
             if not _take_back(call, task, baseline):
@@ -280,8 +435,13 @@ class UserInteractionService:
                 # of its own: the caller's cancellation still wins (SVC-CANCEL-1).
                 raise asyncio.CancelledError from error
             if call.cancelled and call.interrupt is not None:
-                # Rule 4: the provider turned our interrupt into its own error.
-                raise UserInteractionError.of(call.interrupt) from error
+                # Rule 4: the provider turned our interrupt into its own error. An
+                # answer it kept there (a durable store's) is kept on ours.
+                kept = error.answer if isinstance(error, UserInteractionError) else None
+                defaults = default_answer(request) if call.by_deadline and kept is None else None
+                if defaults is not None:
+                    return defaults  # POL-DEFAULT-1
+                raise call.error(kept) from error
             raise
         else:
             call.settled = True
@@ -294,13 +454,17 @@ class UserInteractionService:
                 if call.cancelled and call.interrupt is not None:
                     # Rule 4: it swallowed the interrupt and answered late. Note: the
                     # answer loses, but stays on the error, so it is never dropped.
-                    raise UserInteractionError.of(call.interrupt, answer=answer)
+                    raise call.error(answer)
         finally:
+            if timer is not None:
+                timer.cancel()
             if remove is not None:
                 remove()
             self._calls.discard(call)
         # Note: the original never checks answers; a strict service does (SVC-STRICT-1).
         if self._strict and (index is None or not fast_answer_accepted(request, answer, index)):
+            if deadline is not None and _replayed_defaults(request, answer, deadline):
+                return answer  # POL-DEFAULT-3: a store's record of this ask's defaults
             violations = must_violations(request, answer)
             if violations:
                 raise bad_answer(answer, violations)
@@ -311,6 +475,32 @@ class UserInteractionService:
             f"<UserInteractionService strict={self._strict} provider={self.provider!r}"
             f" pending={len(self._calls)}>"
         )
+
+
+#: The verdicts a caller gate may refuse with.
+_REFUSALS: Final = (ErrorCode.CALLER_NOT_LIVE, ErrorCode.DELEGATED_CALLER)
+
+
+def _checked_observer_timeout(seconds: object) -> float:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        msg = f"observer_timeout must be a positive number of seconds, got {seconds!r}"
+        raise ValueError(msg)
+    return float(seconds)
+
+
+def _replayed_defaults(
+    request: AskUserQuestionRequest, answer: AskUserQuestionAnswer, deadline: float
+) -> bool:
+    """Whether *answer* is the request's own defaults, after its deadline (``POL-DEFAULT-3``)."""
+    return deadline <= time.time() and answer == default_answer(request)
+
+
+def _timeout_signal(request: object) -> bool:
+    """Whether the request's signal aborted with a timeout as its reason (``POL-TIMEOUT-1``)."""
+    if not isinstance(request, Mapping):
+        return False
+    signal = cast("Mapping[str, object]", request).get("signal")
+    return isinstance(signal, AbortSignal) and signal.aborted and is_timeout(signal.reason)
 
 
 def _take_back(call: _Call, task: asyncio.Task[object], baseline: int) -> bool:

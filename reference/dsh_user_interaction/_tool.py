@@ -28,12 +28,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypedDict, cast
 
 from ._abort import AbortSignal
 from ._checks import first_request_violation
+from ._deadline import DEADLINE_KEY, DEFAULT_KEY
 from ._json import JsonError, js_stringify, json_path, read_json, replace_surrogates
 from ._store import ASK_ID_KEY
 from ._types import AskingService, AskUserQuestionRequest
@@ -373,6 +376,8 @@ async def ask_user_question(
     agent: object = None,
     max_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
     ask_id: str | None = None,
+    answer_within: float | None = None,
+    recommended_defaults: bool = False,
 ) -> ToolResult:
     """Run the tool: parse what the model sent, ask through *service*, report.
 
@@ -382,6 +387,15 @@ async def ask_user_question(
     say), goes into the request's ``askId`` key, so that a durable provider
     asked again for the same call after a restart finds the same ask; the
     model cannot set it, since only the known keys of its arguments are kept.
+
+    *answer_within*, in seconds, gives the human that long: the request gets a
+    ``deadline``, UIs show the time left, and when it passes the model reads
+    that the user did not answer in time (``POL-TIMEOUT-1``). With
+    *recommended_defaults* as well, and only when every question's first
+    option is labelled "(Recommended)" (the schema's own convention), that
+    option becomes each question's default: the model proposes, the
+    application decides (``POL-DEFAULT-1``), and the result says it was a
+    default (``TOOL-DEFAULT-1``).
 
     >>> import asyncio
     >>> from dsh_user_interaction import (
@@ -401,6 +415,10 @@ is_error=True)
     except JsonError as error:
         return error_result(str(error))
     request = _build_request(plain, signal, agent, checked_tool_ask_id(ask_id))
+    if answer_within is not None or recommended_defaults:
+        _add_deadline(request, checked_answer_within(answer_within))
+        if recommended_defaults:
+            _add_recommended_defaults(request)
     # Note: the original lists every schema problem; the first one, with its
     # JSON path, is one precise line the model can act on.
     violation = first_request_violation(request)
@@ -412,4 +430,62 @@ is_error=True)
     text = _project(answer)
     if isinstance(text, list):
         return invalid_output(ASK_USER_QUESTION_TOOL["name"], text)
+    # The service's own answer of defaults is a plain dict; no other is read again.
+    if type(answer) is dict and cast("dict[str, object]", answer).get("defaulted") is True:
+        # TOOL-DEFAULT-1: the model must not mistake the defaults for the user's choice.
+        return ToolResult(f'{text[:-1]},"defaulted":true,"note":{js_stringify(DEFAULTED_NOTE)}}}')
     return ToolResult(text)
+
+
+#: What a model reads beside an answer made of the defaults (``TOOL-DEFAULT-1``).
+DEFAULTED_NOTE: Final = (
+    "The user did not answer in time; these are the default answers the application set,"
+    " not the user's choice."
+)
+
+#: The label suffix the schema asks a model to put on its recommended option.
+_RECOMMENDED: Final = "(Recommended)"
+
+
+def checked_answer_within(seconds: object) -> float:
+    """The tool's *answer_within*, checked: a positive, finite number of seconds.
+
+    ``None`` is refused too: only ``recommended_defaults`` without it gets here.
+    """
+    if seconds is None:
+        msg = "recommended_defaults needs answer_within: defaults answer only when time runs out"
+        raise ValueError(msg)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        msg = f"answer_within must be a number of seconds, got {seconds!r}"
+        raise TypeError(msg)
+    if not (math.isfinite(seconds) and seconds > 0):
+        msg = f"answer_within must be a positive, finite number of seconds, got {seconds!r}"
+        raise ValueError(msg)
+    return float(seconds)
+
+
+def _add_deadline(request: object, seconds: float) -> None:
+    if isinstance(request, dict):
+        cast("dict[str, object]", request)[DEADLINE_KEY] = time.time() + seconds
+
+
+def _add_recommended_defaults(request: object) -> None:
+    """Default each question to its recommended first option, if every question has one."""
+    fields = cast("dict[str, object]", request) if isinstance(request, dict) else {}
+    questions = fields.get("questions")
+    if not isinstance(questions, list):
+        return
+    chosen: list[tuple[dict[str, object], str]] = []
+    for question in cast("list[object]", questions):
+        if not isinstance(question, dict):
+            return
+        options = cast("dict[str, object]", question).get("options")
+        if not isinstance(options, list) or not options:
+            return
+        first = cast("list[object]", options)[0]
+        label = cast("dict[str, object]", first).get("label") if isinstance(first, dict) else None
+        if not isinstance(label, str) or not label.endswith(_RECOMMENDED):
+            return
+        chosen.append((cast("dict[str, object]", question), label))
+    for question, label in chosen:
+        question[DEFAULT_KEY] = {"selected": [label]}

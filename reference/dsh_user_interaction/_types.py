@@ -27,6 +27,7 @@ __all__ = [
     "AskUserQuestionOption",
     "AskUserQuestionRequest",
     "AskingService",
+    "DefaultAnswer",
     "PlanReviewIntent",
     "ProviderRegistration",
     "UserInteractionProvider",
@@ -58,6 +59,15 @@ class PlanReviewIntent(TypedDict):
 AskUserQuestionIntent: TypeAlias = PlanReviewIntent
 
 
+class DefaultAnswer(TypedDict):
+    """A question's default: what its answer item would hold, without the id."""
+
+    #: Option labels, exactly as offered, as in an answer item.
+    selected: Required[ReadOnly[Sequence[str]]]
+    #: Free text, as in an answer item.
+    custom: NotRequired[ReadOnly[str]]
+
+
 class AskUserQuestionItem(TypedDict):
     """One question in a batch."""
 
@@ -76,6 +86,10 @@ class AskUserQuestionItem(TypedDict):
     multiSelect: NotRequired[ReadOnly[bool]]
     #: What the question is for, so a UI can specialise its presentation.
     intent: NotRequired[ReadOnly[AskUserQuestionIntent]]
+    #: The answer used when the request's ``deadline`` passes, if every
+    #: question has one (``REQ-DEFAULT-1``, ``REQ-DEFAULT-2``). Set by the
+    #: application, never by a model; UIs show it while the deadline runs.
+    default: NotRequired[ReadOnly[DefaultAnswer]]
 
 
 #: The type of a request's ``agent``: whatever the caller's agent is; ``object``
@@ -99,6 +113,10 @@ class AskUserQuestionRequest(TypedDict, Generic[AgentT_co]):
     agent: NotRequired[ReadOnly[AgentT_co]]
     #: Aborts the ask; see :class:`~dsh_user_interaction.AbortSignal`.
     signal: NotRequired[ReadOnly[AbortSignal]]
+    #: When the wait ends, in seconds since the Unix epoch (``time.time()``):
+    #: the ask then resolves with its defaults or times out
+    #: (``REQ-DEADLINE-1``, ``POL-DEADLINE-1``). UIs show the time left.
+    deadline: NotRequired[ReadOnly[float]]
 
 
 class AskUserQuestionAnswerItem(TypedDict):
@@ -121,6 +139,10 @@ class AskUserQuestionAnswer(TypedDict):
 
     #: One item per question, in question order, with the same ids.
     answers: Required[list[AskUserQuestionAnswerItem]]
+    #: Present, and ``True``, only on the answer a service made of the
+    #: questions' defaults when the deadline passed (``POL-DEFAULT-2``): not
+    #: the human's. A provider never returns it (``ANS-KEYS-1``).
+    defaulted: NotRequired[bool]
 
 
 class UserInteractionProvider(Protocol):

@@ -92,6 +92,7 @@ _EXPECTED: Final[dict[str, tuple[str, str]]] = {
     "non-empty string": ("a non-empty string", "a non-empty string"),
     "bool": ("a bool", "a boolean"),
     "AbortSignal": ("an AbortSignal", "an AbortSignal"),
+    "finite number": ("a finite number (seconds since the epoch)", "a finite number"),
 }
 
 #: The model-facing spelling of keys whose wire spelling differs.
@@ -163,7 +164,9 @@ class RequestViolation:
     #: ``("questions", 2, "options", 0, "label")``.
     path: tuple[str | int, ...]
     #: What the field must be, one of ``mapping``, ``list``, ``non-empty list``,
-    #: ``string``, ``non-empty string``, ``bool``, ``AbortSignal`` and ``unique``.
+    #: ``string``, ``non-empty string``, ``bool``, ``AbortSignal``,
+    #: ``finite number``, ``unique``, ``answer`` (a default the answer rules
+    #: accept) and ``present`` (a key that defaults elsewhere require).
     expected: str
     #: The offending value; ``MISSING`` when the key is absent.
     value: object = MISSING
@@ -171,6 +174,8 @@ class RequestViolation:
     question: str | None = None
     #: For ``unique``: the path of the earlier field it repeats.
     earlier: tuple[str | int, ...] | None = None
+    #: For ``answer`` (a question's ``default``): what the answer rules found.
+    detail: str | None = None
 
     def _got(self, model: bool) -> str:
         if self.value is MISSING:
@@ -215,6 +220,10 @@ class RequestViolation:
                 return f"{where}: id duplicates an earlier question's id"
             label = quote(cast("str", self.value))
             return f"{where}: {field} {label} duplicates an earlier option's label"
+        if self.expected == "answer":
+            return f"{self.location()} is not an answer the question accepts: {self.detail}"
+        if self.expected == "present":
+            return f"{self.location()} is required when any question has a default"
         problem = f"must be {_EXPECTED[self.expected][0]}, got {self._got(model=False)}"
         return f"{self.location()} {problem}"
 
@@ -229,6 +238,8 @@ class RequestViolation:
         if self.expected == "unique":
             earlier = json_path(self.earlier or ())
             return f"{here}: {quote(cast('str', self.value))} duplicates {earlier}"
+        if self.expected == "answer":
+            return f"{here}: not an answer the question accepts: {self.detail}"
         if self.value is MISSING:
             return f"{here}: required"
         return f"{here}: expected {_EXPECTED[self.expected][1]}, got {self._got(model=True)}"

@@ -1,9 +1,11 @@
 """How the screen's rows are shared, so that the question is always on screen.
 
-The screen is, top to bottom: the status line, who asks and the header, the
-question, its detail (or plan), the options and the text field, and the help
-line. The status and help lines get all their rows; what is left (the body)
-is shared by :func:`share`, which gives rows in this order of priority:
+The screen is, top to bottom: the status line (and the countdown under it,
+when the request has a deadline), who asks and the header, the question (and
+its default, if any), its detail (or plan), the options and the text field,
+and the help line. The status and help lines get all their rows; what is
+left (the body) is shared by :func:`share`, which gives rows in this order of
+priority:
 
 1. the question's first row;
 2. the highlighted option, or the detail when the human is reading it

@@ -21,11 +21,18 @@ Invariants (the ``ask()`` of one request goes through them in order):
 * Cancellation always propagates (``PRV-CANCEL-1``), except when the human's
   answer was accepted in the same loop iteration: the answer is returned, as
   :class:`~dsh_user_interaction.ScriptedProvider` does, so it is never lost.
+* While the shown batch has a ``deadline``, one background task of the
+  application's redraws the screen each time the countdown's seconds change
+  (at least once a second) and ends when time is up. It is cancelled as soon
+  as another batch is shown or none is, and the application cancels it when
+  it stops; a batch without a deadline has no such task.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
@@ -45,17 +52,23 @@ from dsh_user_interaction import (
     AskUserQuestionRequest,
     ErrorCode,
     UserInteractionError,
+    deadline_of,
 )
 from dsh_user_interaction.extra._reading import agent_name
 
 from ._form import Form, QuestionState
 from ._layout import Shares, rows, share
-from ._view import STYLE, help_line, question_parts, status_line
+from ._view import STYLE, countdown_line, help_line, question_parts, status_line
 
 __all__ = ["TerminalProvider"]
 
 #: How long a lone Esc waits for the rest of an escape sequence, in seconds.
 ESCAPE_DELAY: Final = 0.05
+#: How long after the countdown's second changes the screen is redrawn, in seconds:
+#: late enough that the new second is drawn, never the one before.
+TICK_SLACK: Final = 0.01
+#: The name of the task that redraws the countdown, for whoever lists the loop's tasks.
+CLOCK_TASK: Final = "dsh-user-interaction terminal countdown"
 
 
 @dataclass(eq=False)
@@ -171,6 +184,8 @@ class TerminalProvider:
         self._runner: asyncio.Task[None] | None = None
         #: The last screen computed, and what it was computed for.
         self._frame_cache: tuple[object, _Frame] | None = None
+        #: The shown batch with a deadline, and the task redrawing its countdown.
+        self._clock: tuple[_Batch, asyncio.Task[None]] | None = None
 
     # -- the provider protocol ----------------------------------------------------
 
@@ -267,6 +282,7 @@ class TerminalProvider:
         self._queue.remove(batch)
         if self._front is batch:
             self._front = None
+        self._keep_time()
         app = self._app
         if app is None:
             return
@@ -290,6 +306,7 @@ class TerminalProvider:
             )
         elif self._app is not None:
             self._app.invalidate()
+            self._keep_time()
 
     async def _run(self) -> None:
         """Run the application while asks are pending; once more if one came as it closed."""
@@ -297,7 +314,9 @@ class TerminalProvider:
             app = self._application()
             self._app = app
             try:
-                await app.run_async(set_exception_handler=False, handle_sigint=False)
+                await app.run_async(
+                    pre_run=self._keep_time, set_exception_handler=False, handle_sigint=False
+                )
             except Exception as error:  # noqa: BLE001 - handed to every waiting ask instead
                 # The terminal failed (its input closed: EOFError, or it cannot
                 # be drawn on): no human can answer, so no ask may wait for one.
@@ -307,6 +326,46 @@ class TerminalProvider:
                     self._forget(batch)
             finally:
                 self._app = None
+                self._stop_clock()
+
+    # -- the countdown ------------------------------------------------------------
+
+    def _keep_time(self) -> None:
+        """Redraw the countdown while the shown batch has a deadline, and only then.
+
+        Called whenever the shown batch may change (an ask queued or gone,
+        PgDn, PgUp) and when the application starts.
+        """
+        shown = self._shown
+        timed = shown if shown is not None and deadline_of(shown.request) is not None else None
+        if self._clock is not None and self._clock[0] is timed:
+            return  # its clock runs, or ran until time was up
+        self._stop_clock()
+        app = self._app
+        if timed is None or app is None or not app.is_running:
+            return
+        if app.future is None or app.future.done():
+            return  # leaving the terminal: the next application starts its own
+        task = app.create_background_task(self._tick(app, timed.request))
+        task.set_name(CLOCK_TASK)
+        self._clock = (timed, task)
+
+    def _stop_clock(self) -> None:
+        clock, self._clock = self._clock, None
+        if clock is not None:
+            clock[1].cancel()
+
+    @staticmethod
+    async def _tick(app: Application[None], request: AskUserQuestionRequest) -> None:
+        """Redraw *app* just after each change of *request*'s countdown, until time is up."""
+        while True:
+            deadline = deadline_of(request)
+            left = 0.0 if deadline is None else deadline - time.time()
+            if left <= 0:
+                return
+            # The countdown shows whole seconds, rounded up: the next one starts in this long.
+            await asyncio.sleep(min(1.0, left - math.ceil(left) + 1 + TICK_SLACK))
+            app.invalidate()
 
     def _frame(self) -> _Frame | None:
         """The shown batch's screen, computed once per render (and kept for the keys)."""
@@ -323,6 +382,9 @@ class TerminalProvider:
         queue = self._queue
         before = queue.index(batch) if batch in queue else 0
         status = status_line(batch.number, form, before, max(0, len(queue) - 1 - before))
+        countdown = countdown_line(batch.request)
+        if countdown:
+            status = [*status, ("", "\n"), *countdown]
         frame = _frame(form.state, batch.asker, status, size.columns, size.rows)
         self._frame_cache = (key, frame)
         return frame
@@ -517,5 +579,6 @@ class TerminalProvider:
             return
         index = (self._queue.index(shown) + delta) % len(self._queue)
         self._front = self._queue[index]
+        self._keep_time()
         if self._app is not None:
             self._app.invalidate()

@@ -5,16 +5,22 @@ character a model wrote reaches the terminal raw; it and the agent are read
 through :func:`._visible.exact` first, so no override of a str subclass runs.
 The status line comes first and is plain ASCII, so a reader (a human or a
 driver) always finds which ask and which question is on screen: ``ask #3 |
-question 1/2 | 2 unanswered``.
+question 1/2 | 2 unanswered``. A request with a ``deadline`` adds the time
+left on the line under it (:func:`countdown_line`), and a question with a
+``default`` names it under the question; both in the core's words
+(:func:`~dsh_user_interaction.countdown_text`,
+:func:`~dsh_user_interaction.default_text`), so every UI says the same.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, cast
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.styles import Style
 
+from dsh_user_interaction import AskUserQuestionRequest, countdown_text, default_text
 from dsh_user_interaction.extra._reading import exact
 
 from ._form import Form, QuestionState
@@ -23,6 +29,8 @@ from ._visible import segments
 __all__ = [
     "DETAIL_KEYS",
     "STYLE",
+    "countdown_line",
+    "default_line",
     "help_items",
     "help_line",
     "question_body",
@@ -41,6 +49,8 @@ STYLE: Final = Style.from_dict(
         "cursor": "bold",
         "ticked": "bold",
         "notice": "bold",
+        "countdown": "bold",
+        "default": "italic",
     }
 )
 
@@ -72,6 +82,37 @@ def status_line(number: int, form: Form, before: int, after: int) -> StyleAndTex
     return [("class:status", text)]
 
 
+def countdown_line(request: AskUserQuestionRequest) -> StyleAndTextTuples:
+    """The time left to answer, as of now, when the request has a deadline; else nothing.
+
+    The provider shows it under the status line and redraws it as the
+    seconds change (``1:15 left to answer``, ``Time is up``).
+    """
+    text = countdown_text(request)
+    return [] if text is None else [("class:countdown", text)]
+
+
+def default_line(question: Mapping[str, Any]) -> StyleAndTextTuples:
+    """The question's default, named on a line of its own (``Default: Wait``); else nothing.
+
+    The labels and the text are model text: they are read through
+    :func:`exact` and drawn through :func:`_text`, as every other.
+    """
+    default: object = question.get("default")
+    if not isinstance(default, Mapping):
+        return []
+    chosen = cast("Mapping[str, object]", default)
+    selected = chosen.get("selected")
+    labels: list[str] = []
+    if isinstance(selected, (list, tuple)):
+        labels = [exact(label) or "" for label in cast("Sequence[object]", selected)]
+    read: dict[str, object] = {"selected": labels}
+    if "custom" in chosen:
+        read["custom"] = exact(chosen["custom"]) or ""
+    text = default_text({"default": read})
+    return [] if text is None else [*_text(text, "class:default"), ("", "\n")]
+
+
 def question_body(state: QuestionState, asker: str | None = None) -> StyleAndTextTuples:
     """The question on screen: who asks, header, question, detail or plan, options, text field.
 
@@ -85,6 +126,8 @@ def question_parts(
     state: QuestionState, asker: str | None = None
 ) -> tuple[StyleAndTextTuples, StyleAndTextTuples, StyleAndTextTuples, StyleAndTextTuples]:
     """The question's four parts: who asks and the header; the question; the detail; the rest.
+
+    The question part ends with the question's default, when it has one.
 
     The rest is the answered notice, the options, the text field and the
     notice. The screen shows each part in its own area, so that the
@@ -100,6 +143,7 @@ def question_parts(
     elif state.plan_review:
         above += [("class:plan", "Plan review"), ("", "\n")]
     asked: StyleAndTextTuples = [*_text(question["question"], lines=True), ("", "\n")]
+    asked += default_line(question)
     detail_part: StyleAndTextTuples = []
     detail = exact(question.get("detail"))
     if detail is not None and state.plan_review:

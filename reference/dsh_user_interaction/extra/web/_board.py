@@ -16,10 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from dsh_user_interaction._deadline import deadline_of
 from dsh_user_interaction._errors import ErrorCode, UserInteractionError
 from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRequest
 
-from ._view import ask_view
+from ._view import ask_view, time_left
 
 __all__ = ["Ask", "Board", "How", "Page"]
 
@@ -39,6 +40,12 @@ class Ask:
     request: AskUserQuestionRequest
     view: dict[str, Any]
     future: asyncio.Future[AskUserQuestionAnswer]
+    #: The request's deadline, read once (seconds since the epoch), or ``None``.
+    deadline: float | None = None
+
+    def shown(self) -> dict[str, Any]:
+        """The view as a page is sent it now: with the seconds left, when there is a deadline."""
+        return time_left(self.view, self.deadline)
 
 
 @dataclass(eq=False)
@@ -85,9 +92,9 @@ class Board:
         ask_id = f"a{self._next_ask}"
         self._next_ask += 1
         future: asyncio.Future[AskUserQuestionAnswer] = asyncio.get_running_loop().create_future()
-        ask = Ask(ask_id, request, ask_view(ask_id, request), future)
+        ask = Ask(ask_id, request, ask_view(ask_id, request), future, deadline_of(request))
         self.asks[ask_id] = ask
-        self.broadcast({"type": "ask", "ask": ask.view})
+        self.broadcast({"type": "ask", "ask": ask.shown()})
         return ask
 
     def ask_id_of(self, request: AskUserQuestionRequest) -> str | None:
@@ -132,7 +139,8 @@ class Board:
         page = Page(f"p{next(self._page_ids)}")
         self.pages[page.id] = page
         self._send(page, {"type": "hello", "page": page.id, "agent": agent})
-        pending = [ask.view for ask in self.asks.values()]
+        # Each with the seconds left as of now: a page that joins late counts from there.
+        pending = [ask.shown() for ask in self.asks.values()]
         self._send(page, {"type": "pending", "asks": pending})
         if self.agent_gone:
             self._send(page, {"type": "gone"})

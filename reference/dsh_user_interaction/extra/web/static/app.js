@@ -35,6 +35,12 @@
  *   and the approve button refuses (approving carries no feedback, and typed
  *   text is never dropped unsaid). A plan card with a single option has a
  *   "Send feedback" button in the other option's place.
+ * - An ask with a deadline shows, under its heading, a role="timer" line
+ *   counting down each second in the server's words (the core's
+ *   countdown_text: "1:15 left to answer", "...; then the defaults are
+ *   used", then "Time is up"). A question with a default shows its default
+ *   line ("Default: Wait") under the question, linked to its group by
+ *   aria-describedby. Without them the card has neither.
  * - A refused answer shows the server's reason as role="alert" text at the
  *   question it names, else at the card's buttons; the card keeps every
  *   draft. The connection is the role="status" line; the "Recent" list
@@ -47,6 +53,7 @@ const RETRY_MAX_MS = 5000;
 const POST_TIMEOUT_MS = 30000;
 const RECENT_MAX = 50;
 const TITLE_MAX = 80; // code points of a title quoted in the Recent list
+const CLOCK = '{clock}'; // where a countdown's template takes the time left
 
 const state = {
   secret: null, // the server's secret, from the address's fragment (see takeSecret)
@@ -156,6 +163,8 @@ function newCard(ask) {
   if (meta.childNodes.length) node.append(meta);
 
   const card = { askId: ask.askId, title, node, heading, entries: [], error: alertLine(), busy: false };
+  card.countdown = newCountdown(ask.countdown);
+  if (card.countdown) node.append(card.countdown.node);
   const actions = el('div', 'actions');
   if (isPlan(questions)) {
     node.classList.add('plan');
@@ -183,6 +192,7 @@ function questionBlock(card, q, index) {
   fieldset.dataset.questionId = q.id;
   fieldset.append(modelText('legend', null, q.question));
   if (q.detail !== undefined && q.detail !== '') fieldset.append(scrollBox('detail', 'Details', q.detail));
+  appendDefault(fieldset, q);
 
   const multi = q.multiSelect === true;
   const group = uid('group');
@@ -239,6 +249,7 @@ function planBody(card, q, actions) {
   const fieldset = el('fieldset');
   fieldset.dataset.questionId = q.id;
   fieldset.append(modelText('legend', null, q.question), scrollBox('plan-text', 'Plan', q.detail));
+  appendDefault(fieldset, q);
 
   const feedback = el('textarea', 'text');
   feedback.rows = 3;
@@ -296,6 +307,66 @@ function choice(option, className, onClick) {
     wrap.append(description);
   }
   return wrap;
+}
+
+/* ---- Deadline and defaults ------------------------------------------ */
+
+/** The question's default line ("Default: Wait"), the server's words, describing its group. */
+function appendDefault(fieldset, q) {
+  if (typeof q.defaultText !== 'string' || q.defaultText === '') return;
+  const line = modelText('p', 'default', q.defaultText);
+  line.id = uid('default');
+  fieldset.setAttribute('aria-describedby', line.id);
+  fieldset.append(line);
+}
+
+/** "1:15", or "1:00:05" from an hour up: the rule of the core's countdown_text. */
+function clock(seconds) {
+  const whole = Math.ceil(seconds);
+  const hours = Math.floor(whole / 3600);
+  const minutes = Math.floor((whole % 3600) / 60);
+  const secs = String(whole % 60).padStart(2, '0');
+  return hours ? `${hours}:${String(minutes).padStart(2, '0')}:${secs}` : `${minutes}:${secs}`;
+}
+
+/**
+ * A card's countdown, or null without a deadline. The server sends the seconds
+ * left as of sending, never its clock's time: the page counts down from
+ * there on its own monotonic clock, so a browser whose clock disagrees with
+ * the server's (another machine) still shows the right time left.
+ */
+function newCountdown(wire) {
+  if (wire == null || typeof wire.template !== 'string' || typeof wire.timeUp !== 'string') return null;
+  if (!Number.isFinite(wire.secondsLeft)) return null;
+  const node = el('p', 'countdown');
+  node.setAttribute('role', 'timer'); // a timer is not announced each second
+  const countdown = { node, template: wire.template, timeUp: wire.timeUp, endsAt: 0, timer: null };
+  retime(countdown, wire);
+  return countdown;
+}
+
+/** Count *countdown* down from the seconds left that *wire* says, starting now. */
+function retime(countdown, wire) {
+  const left = Number(wire?.secondsLeft);
+  if (!countdown || !Number.isFinite(left)) return;
+  countdown.endsAt = performance.now() + Math.max(0, left) * 1000;
+  tick(countdown);
+}
+
+/** Show the time left, and come back when the shown second changes. */
+function tick(countdown) {
+  clearTimeout(countdown.timer);
+  countdown.timer = null;
+  const left = (countdown.endsAt - performance.now()) / 1000;
+  const text = left > 0 ? countdown.template.split(CLOCK).join(clock(left)) : countdown.timeUp;
+  if (countdown.node.textContent !== text) countdown.node.textContent = text;
+  countdown.node.classList.toggle('up', left <= 0);
+  // The server withdraws the ask once time is up; until then the line says so.
+  if (left > 0) countdown.timer = setTimeout(tick, (left - Math.ceil(left) + 1) * 1000 + 5, countdown);
+}
+
+function stopCountdown(card) {
+  if (card.countdown) clearTimeout(card.countdown.timer);
 }
 
 /* ---- Answering ------------------------------------------------------ */
@@ -431,6 +502,7 @@ function settle(askId, how, by, note) {
     (next?.querySelector('.title') ?? byId('pending-title')).focus();
   }
   for (const box of card.node.querySelectorAll('[role="region"]')) scrollers.unobserve(box);
+  stopCountdown(card);
   card.node.remove();
   state.cards.delete(askId);
   record(describe(how, by), card.title, note);
@@ -444,7 +516,12 @@ function replaceAll(asks) {
   for (const askId of [...state.cards.keys()]) {
     if (!ids.has(askId)) settle(askId, null, null, 'settled while this page was disconnected');
   }
-  for (const ask of pending) addCard(ask);
+  for (const ask of pending) {
+    // A card kept from before counts down from the server's new figure.
+    const kept = state.cards.get(ask?.askId);
+    if (kept) retime(kept.countdown, ask.countdown);
+    else addCard(ask);
+  }
   // Snapshot order, moving only nodes out of place (a move drops focus).
   const container = byId('cards');
   const order = pending.map((ask) => state.cards.get(ask?.askId)).filter(Boolean);

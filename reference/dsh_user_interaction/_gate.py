@@ -1,0 +1,149 @@
+"""The caller gate: which agents may ask a human at all.
+
+Design notes:
+
+* The gate is a policy object the application passes to the service
+  (``UserInteractionService(gate=...)``). It has one method, :meth:`judge`,
+  which looks at the request's ``agent`` and nothing else.
+* The rule upstream is runtime ownership, not lineage: a live root agent may
+  ask, a live child that another agent owns may not (it has no human of its
+  own, and would wait for ever), and an agent the registry does not know, or
+  no longer holds, is not live. A child session resumed as a new root is a
+  root, and may ask.
+* The gate runs after ``EMPTY_QUESTIONS`` and before ``BAD_REQUEST``
+  (``GATE-1``): a caller that may not ask learns that first, rather than
+  being led to fix a request that would be refused anyway, and the gate
+  reads only ``agent``, which no structural rule reads (``REQ-AGENT-2``).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Literal, Protocol, TypeAlias, final, runtime_checkable
+
+from ._errors import ErrorCode
+
+__all__ = ["CallerGate", "CallerVerdict", "LiveAgents"]
+
+#: What :meth:`CallerGate.judge` returns: ``None`` admits the caller; either
+#: code refuses it, and ``ask()`` raises that code with its fixed message.
+CallerVerdict: TypeAlias = Literal[ErrorCode.CALLER_NOT_LIVE, ErrorCode.DELEGATED_CALLER] | None
+
+
+@runtime_checkable
+class CallerGate(Protocol):
+    """Judges whether the calling agent may ask a human (``GATE-1`` to ``GATE-3``).
+
+    Obligations:
+
+    * :meth:`judge` is called once per ``ask()`` that passed stages 1 and 2,
+      with the request's ``agent`` (``None`` when the request has none), on
+      the event loop: it must be quick and must not block.
+    * It returns ``None`` to admit, ``ErrorCode.CALLER_NOT_LIVE`` for an agent
+      that is not the live one (stale, unknown, or no registry at all), or
+      ``ErrorCode.DELEGATED_CALLER`` for a live agent another agent owns.
+    * An exception it raises refuses the ask and propagates unchanged; a
+      return value of any other kind refuses it with :class:`TypeError`.
+    """
+
+    def judge(self, agent: object) -> CallerVerdict:
+        """Admit *agent* (``None``) or name why it may not ask."""
+        ...
+
+
+@final
+class LiveAgents:
+    """A registry of live agents that is also a :class:`CallerGate`.
+
+    Register each agent when it starts, with the agent that owns it (``None``
+    for a root), and forget it when it ends. Agents are held weakly when they
+    can be, so a forgotten ``forget`` never keeps one alive.
+
+    >>> from dsh_user_interaction import ErrorCode
+    >>> class Agent:
+    ...     pass
+    >>> agents, root, child = LiveAgents(), Agent(), Agent()
+    >>> agents.register(root)
+    >>> agents.register(child, owner=root)
+    >>> agents.judge(root) is None
+    True
+    >>> agents.judge(child)
+    <ErrorCode.DELEGATED_CALLER: 'DELEGATED_CALLER'>
+    >>> agents.forget(root)
+    >>> agents.judge(root)
+    <ErrorCode.CALLER_NOT_LIVE: 'CALLER_NOT_LIVE'>
+
+    A request without an agent is admitted, as upstream admits one; pass
+    ``require_agent=True`` to refuse it with ``CALLER_NOT_LIVE`` instead.
+    """
+
+    __slots__ = ("_lock", "_owners", "_require_agent")
+
+    def __init__(self, *, require_agent: bool = False) -> None:
+        self._require_agent = require_agent
+        self._lock = threading.Lock()
+        # id(agent) -> (a reference to the agent, its owner's reference or None).
+        self._owners: dict[int, tuple[_Ref, _Ref | None]] = {}
+
+    def register(self, agent: object, *, owner: object | None = None) -> None:
+        """Record *agent* as live, owned by *owner* (``None``: a root agent)."""
+        if agent is None:
+            msg = "an agent to register must not be None"
+            raise ValueError(msg)
+        with self._lock:
+            self._owners[id(agent)] = (_ref(agent), None if owner is None else _ref(owner))
+
+    def forget(self, agent: object) -> None:
+        """Record that *agent* has ended; forgetting an unknown agent does nothing."""
+        with self._lock:
+            held = self._owners.get(id(agent))
+            if held is not None and held[0]() is agent:
+                del self._owners[id(agent)]
+
+    def judge(self, agent: object) -> CallerVerdict:
+        """``None`` for a live root; ``DELEGATED_CALLER`` for a live owned child; else not live."""
+        if agent is None:
+            return ErrorCode.CALLER_NOT_LIVE if self._require_agent else None
+        with self._lock:
+            held = self._owners.get(id(agent))
+            if held is None or held[0]() is not agent:
+                return ErrorCode.CALLER_NOT_LIVE
+            owner = held[1]
+            if owner is None:
+                return None
+            owner_agent = owner()
+            live_owner = owner_agent is not None and self._is_live(owner_agent)
+        # Upstream's rule is ownership at run time: a child whose owner has ended
+        # is a root now (nobody else can answer for it), and may ask.
+        return ErrorCode.DELEGATED_CALLER if live_owner else None
+
+    def _is_live(self, agent: object) -> bool:
+        held = self._owners.get(id(agent))
+        return held is not None and held[0]() is agent
+
+    def __repr__(self) -> str:
+        return f"<LiveAgents {len(self._owners)} live>"
+
+
+class _Ref(Protocol):
+    def __call__(self) -> object: ...
+
+
+class _Strong:
+    """A reference to an object that cannot be referenced weakly."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: object) -> None:
+        self._value = value
+
+    def __call__(self) -> object:
+        return self._value
+
+
+def _ref(value: object) -> _Ref:
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return _Strong(value)

@@ -42,6 +42,8 @@ nitpicky = True
 # with_capabilities.
 nitpick_ignore = [
     ("py:class", "dsh_user_interaction_conformance._subject.F"),
+    ("py:class", "dsh_user_interaction_conformance._subject.S"),
+    ("py:class", "AskObserver"),
     ("py:class", "Responder"),
     ("py:class", "StoreFactory"),
     ("py:class", "dsh_user_interaction._types.AgentT_co"),

@@ -509,7 +509,14 @@ _OUTCOMES: Final = (
     "answered", "defaulted", "dismissed", "timed_out", "aborted", "disposed", "cancelled",
     "failed", "refused",
 )  # fmt: skip
-_HOSTILE: Final = st.sampled_from(["none", "raises", "async-raises", "async-slow"])
+#: The asynchronous observer beside the one that raises: it raises too, or stays running.
+_HOSTILE: Final = st.sampled_from(["async-raises", "async-slow", "none"])
+#: What each does, in a failure's words.
+_DOES: Final = {
+    "async-raises": "raises in a task of its own",
+    "async-slow": "is still running when the ask ends",
+    "none": "returns nothing",
+}
 
 
 @check(
@@ -524,7 +531,8 @@ def policy_observers(draw: Draws, setup: Setup) -> Scenario:
     """Observers hear each pending ask and how it settled, and can neither block nor break it."""
     request: dict[str, Any] = copy.deepcopy(dict(draw(_REQUESTS, "request")))
     case = setup.case
-    hostile = _Hostile(draw(_HOSTILE, "another observer"))
+    raising = _Hostile("raises")
+    hostile = _Hostile(draw(_HOSTILE, "an asynchronous observer"))
     if case == "defaulted":
         typed = cast("AskUserQuestionRequest", request)
         _with_defaults(request, _defaults_of(draw(valid_answers(typed), "the defaults")))
@@ -539,6 +547,7 @@ def policy_observers(draw: Draws, setup: Setup) -> Scenario:
         events: list[Any] = []
         service = await example.service()
         observe = cast("Callable[[Callable[[Any], object]], object]", getattr(service, "observe"))  # noqa: B009 - declared by the observers policy
+        observe(raising)
         observe(hostile)
         observe(events.append)
         if offset:
@@ -569,7 +578,7 @@ def policy_observers(draw: Draws, setup: Setup) -> Scenario:
         for _ in range(3):
             await asyncio.sleep(0)  # let a released observer's task end
         _judge_events(example, case, request, outcome, events)
-        _judge_outcome(example, case, request, outcome, hostile.how)
+        _judge_outcome(example, case, request, outcome, _DOES[hostile.how])
 
     return scenario
 
@@ -629,7 +638,7 @@ def _judge_outcome(
         "OBS-SAFE-1",
         ok,
         lambda: (
-            f"with an observer that {how.replace('-', ' ')}, the {case} ask ended with"
+            f"with an observer that raises and one that {how}, the {case} ask ended with"
             f" {outcome!r:.300}"
         ),
     )

@@ -95,3 +95,15 @@ def caught_within(
         if requirement in failed:
             break
     return report, failed
+
+
+def policy_requirements() -> frozenset[str]:
+    """The requirements only a service's declared policies bring (spec section 8).
+
+    A service that declares none (a child through the harness, say) has them
+    skipped, never passed.
+    """
+    from dsh_user_interaction_conformance import CHECKS
+
+    implicit = {"SVC-LOOP-1", "SVC-LEAK-1"}
+    return frozenset(r for c in CHECKS if c.policy for r in c.requirements if r not in implicit)

@@ -68,7 +68,10 @@ def deadline_of(request: object) -> float | None:
     value: object = cast("Mapping[object, object]", request).get(DEADLINE_KEY)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    moment = float(value)
+    try:
+        moment = float(value)
+    except OverflowError:  # an int too large for a float: no moment at all
+        return None
     return moment if math.isfinite(moment) else None
 
 

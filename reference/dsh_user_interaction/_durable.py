@@ -216,7 +216,14 @@ class DurableProvider:
         except ValueError as error:
             raise UserInteractionError(str(error), ErrorCode.BAD_REQUEST) from None
         data[ASK_ID_KEY] = ask_id
-        record = await self._store.put(ask_id, data, asked_at=self._clock())
+        put = asyncio.ensure_future(self._store.put(ask_id, data, asked_at=self._clock()))
+        try:
+            record = await asyncio.shield(put)
+        except asyncio.CancelledError:
+            # Interrupted while the ask was being written: an abort or a deadline
+            # still ends it in the store, once written (DUR-ABORT-1, DUR-DEADLINE-1).
+            await self._written_then_ended(put, ask_id, request)
+            raise
         if record.request.get("questions") != data["questions"]:
             msg = (
                 f"the {ASK_ID_KEY} {ask_id!r} names an ask already kept with other questions;"
@@ -277,6 +284,43 @@ class DurableProvider:
             if not settlement.won:
                 answer = settlement.record.answer  # answered just before: kept on the error
         return UserInteractionError.of(ErrorCode.ASK_ABORTED, answer=answer)
+
+    async def _written_then_ended(
+        self, put: asyncio.Future[AskRecord], ask_id: str, request: AskUserQuestionRequest
+    ) -> None:
+        """End, in the store, an ask whose call was interrupted while it was being written.
+
+        A plain cancellation cancels the write too, as a crash would end it. An
+        abort, or a deadline that has passed, lets the write finish (within a
+        bound) and then writes how the ask ended; an answer already kept there
+        (a human's, given before the agent came back) is raised on the error,
+        so that the caller keeps it.
+        """
+        signal = request.get("signal")
+        aborted = signal is not None and signal.aborted
+        deadline = deadline_of(request)
+        if not aborted and (deadline is None or deadline > self._clock()):
+            put.cancel()
+            return
+        try:
+            async with asyncio.timeout(_SETTLE_BOUND):
+                record = await put
+        except (TimeoutError, Exception):  # noqa: BLE001 - not written: nothing to end
+            put.cancel()
+            return
+        if aborted:
+            error = await self._aborted(ask_id)
+            if error.answer is not None:
+                raise error from None
+            return
+        if record.pending:
+            kept = await self._timed_out(ask_id, request)
+        elif record.state == "answered" and record.answer != default_answer(request):
+            kept = record.answer
+        else:
+            kept = None
+        if kept is not None:
+            raise UserInteractionError.timed_out_error(answer=kept) from None
 
     async def _timed_out(self, ask_id: str, request: AskUserQuestionRequest) -> object | None:
         """Settle an ask whose deadline passed: its defaults, or ``expired``.

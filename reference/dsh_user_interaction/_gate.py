@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Literal, Protocol, TypeAlias, final, runtime_checkable
+from typing import Final, Literal, Protocol, TypeAlias, final, runtime_checkable
 
 from ._errors import ErrorCode
 
@@ -58,7 +58,9 @@ class LiveAgents:
 
     Register each agent when it starts, with the agent that owns it (``None``
     for a root), and forget it when it ends. Agents are held weakly when they
-    can be, so a forgotten ``forget`` never keeps one alive.
+    can be, so a forgotten ``forget`` never keeps one alive, and a collected
+    one is forgotten. Text and numbers are agents by value (``REQ-AGENT-2``):
+    an equal one of the same type, built elsewhere, is the same agent.
 
     >>> from dsh_user_interaction import ErrorCode
     >>> class Agent:
@@ -83,44 +85,60 @@ class LiveAgents:
     def __init__(self, *, require_agent: bool = False) -> None:
         self._require_agent = require_agent
         self._lock = threading.Lock()
-        # id(agent) -> (a reference to the agent, its owner's reference or None).
-        self._owners: dict[int, tuple[_Ref, _Ref | None]] = {}
+        # An agent's key -> (a reference to the agent, its owner's key and reference, or None).
+        self._owners: dict[_Key, tuple[_Ref, tuple[_Key, _Ref] | None]] = {}
 
     def register(self, agent: object, *, owner: object | None = None) -> None:
         """Record *agent* as live, owned by *owner* (``None``: a root agent)."""
         if agent is None:
             msg = "an agent to register must not be None"
             raise ValueError(msg)
+        key = _key(agent)
         with self._lock:
-            self._owners[id(agent)] = (_ref(agent), None if owner is None else _ref(owner))
+            owned = None if owner is None else (_key(owner), _plain_ref(owner))
+            self._owners[key] = (self._ref(agent, key), owned)
 
     def forget(self, agent: object) -> None:
         """Record that *agent* has ended; forgetting an unknown agent does nothing."""
         with self._lock:
-            held = self._owners.get(id(agent))
-            if held is not None and held[0]() is agent:
-                del self._owners[id(agent)]
+            self._drop(_key(agent), agent)
 
     def judge(self, agent: object) -> CallerVerdict:
         """``None`` for a live root; ``DELEGATED_CALLER`` for a live owned child; else not live."""
         if agent is None:
             return ErrorCode.CALLER_NOT_LIVE if self._require_agent else None
         with self._lock:
-            held = self._owners.get(id(agent))
-            if held is None or held[0]() is not agent:
+            if not self._holds(_key(agent), agent):
                 return ErrorCode.CALLER_NOT_LIVE
-            owner = held[1]
-            if owner is None:
-                return None
-            owner_agent = owner()
-            live_owner = owner_agent is not None and self._is_live(owner_agent)
-        # Upstream's rule is ownership at run time: a child whose owner has ended
-        # is a root now (nobody else can answer for it), and may ask.
+            owner = self._owners[_key(agent)][1]
+            # Upstream's rule is ownership at run time: a child whose owner has
+            # ended is a root now (nobody else can answer for it), and may ask.
+            live_owner = owner is not None and self._holds(owner[0], owner[1]())
         return ErrorCode.DELEGATED_CALLER if live_owner else None
 
-    def _is_live(self, agent: object) -> bool:
-        held = self._owners.get(id(agent))
-        return held is not None and held[0]() is agent
+    def _holds(self, key: _Key, agent: object) -> bool:
+        held = self._owners.get(key)
+        return held is not None and _same(held[0](), agent)
+
+    def _drop(self, key: _Key, agent: object) -> None:
+        if self._holds(key, agent):
+            del self._owners[key]
+
+    def _ref(self, agent: object, key: _Key) -> _Ref:
+        """A reference to *agent* that forgets it when it is collected."""
+        if key[0] == "value":
+            return _Strong(agent)
+
+        def collected(_ref: object) -> None:
+            with self._lock:
+                held = self._owners.get(key)
+                if held is not None and held[0]() is None:
+                    del self._owners[key]
+
+        try:
+            return weakref.ref(agent, collected)
+        except TypeError:
+            return _Strong(agent)
 
     def __repr__(self) -> str:
         return f"<LiveAgents {len(self._owners)} live>"
@@ -142,8 +160,27 @@ class _Strong:
         return self._value
 
 
-def _ref(value: object) -> _Ref:
+#: How an agent is found: text and numbers by value (an equal one of the same
+#: type is the same agent, ``REQ-AGENT-2``), every other object by identity.
+_Key: TypeAlias = tuple[str, object]
+_BY_VALUE: Final = (str, int, float, bytes, bool)
+
+
+def _plain_ref(value: object) -> _Ref:
+    """A weak reference when *value* takes one, else a strong one."""
     try:
         return weakref.ref(value)
     except TypeError:
         return _Strong(value)
+
+
+def _key(agent: object) -> _Key:
+    if type(agent) in _BY_VALUE:
+        return ("value", (type(agent), agent))
+    return ("identity", id(agent))
+
+
+def _same(held: object, agent: object) -> bool:
+    if type(agent) in _BY_VALUE:
+        return type(held) is type(agent) and held == agent
+    return held is agent

@@ -62,6 +62,7 @@ from ._observers import (
 )
 from ._provider_call import DEFAULT_CANCEL_GRACE, LONGEST_GRACE, suspended_call
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
+from ._violations import type_name
 
 __all__ = ["Registration", "UserInteractionService"]
 
@@ -362,11 +363,16 @@ class UserInteractionService:
         if gate is None:  # pragma: no cover - only called with a gate
             return
         # A request that is not a mapping has no agent; BAD_REQUEST words it later.
-        agent = (
-            cast("Mapping[str, object]", request).get("agent")
-            if isinstance(request, Mapping)
-            else None
-        )
+        try:
+            agent = (
+                cast("Mapping[str, object]", request).get("agent")
+                if isinstance(request, Mapping)
+                else None
+            )
+        except Exception as error:  # noqa: BLE001 - a request that cannot be read is malformed
+            # Fail closed: an agent that cannot be read is never admitted.
+            message = f"request could not be read: {type_name(error)} raised while reading it"
+            raise UserInteractionError(message, ErrorCode.BAD_REQUEST) from None
         verdict: object = gate.judge(agent)
         if verdict is None:
             return

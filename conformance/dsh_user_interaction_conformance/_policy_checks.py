@@ -93,11 +93,9 @@ _REFUSALS: Final = (ErrorCode.CALLER_NOT_LIVE, ErrorCode.DELEGATED_CALLER)
 _VERDICTS: Final = st.sampled_from([None, *_REFUSALS])
 #: Verdicts of the wrong kind: a plain string equal to a code among them.
 _BOGUS: Final = st.sampled_from(["CALLER_NOT_LIVE", True, 0, "admit", ErrorCode.NO_PROVIDER])
-#: What else is wrong with the request: a fault of a stage before the gate, or after it.
-_STAGES: Final = {
-    "before-gate": st.sampled_from(["aborted", "empty"]),
-    "after-gate": st.sampled_from(["malformed", "no-provider"]),
-}
+#: The cases where something else is wrong with the request: a fault of a stage
+#: before the gate (aborted, empty), or after it (malformed, no provider).
+_STAGES: Final = ("aborted", "empty", "malformed", "no-provider")
 
 
 def _same_agent(seen: object, agent: object) -> bool:
@@ -112,8 +110,11 @@ def _same_agent(seen: object, agent: object) -> bool:
     "GATE-1", "GATE-2", "GATE-3",
     kind="service",
     policy="gate",
-    cases=("admit", "refuse", "raises", "bogus", "before-gate", "after-gate"),
-    case_share=0.25,
+    cases=(
+        "admit", "not-live", "delegated", "raises", "bogus", "aborted", "empty", "malformed",
+        "no-provider",
+    ),
+    case_share=0.1,
 )  # fmt: skip
 def policy_gate(draw: Draws, setup: Setup) -> Scenario:
     """A gate judges the agent once, between stages 2 and 3; its refusal or error stands."""
@@ -125,12 +126,14 @@ def policy_gate(draw: Draws, setup: Setup) -> Scenario:
         request["agent"] = agent
     expected_agent = agent if named else None
     case = setup.case
-    stage = draw(_STAGES[case], "what else is wrong") if case in _STAGES else ""
+    stage = case if case in _STAGES else ""
     verdict: object
     if case == "admit":
         verdict = None
-    elif case == "refuse":
-        verdict = draw(st.sampled_from(_REFUSALS), "verdict")
+    elif case == "not-live":
+        verdict = ErrorCode.CALLER_NOT_LIVE
+    elif case == "delegated":
+        verdict = ErrorCode.DELEGATED_CALLER
     elif case == "raises":
         verdict = GateFailure("the gate's registry is unreachable")
     elif case == "bogus":
@@ -284,7 +287,7 @@ def _timed_out(outcome: object) -> bool:
         "defaults", "no-defaults", "signal-timeout", "plain-abort", "past", "late-human",
         "replayed", "replayed-early", "bad-deadline", "bad-default", "partial-defaults",
     ),
-    case_share=0.2,
+    case_share=0.1,
 )  # fmt: skip
 def policy_deadline(draw: Draws, setup: Setup) -> Scenario:
     """Time running out reads as a timeout, never as an abort or a made-up answer."""
@@ -293,9 +296,8 @@ def policy_deadline(draw: Draws, setup: Setup) -> Scenario:
     typed = cast("AskUserQuestionRequest", request)
     human = draw(valid_answers(typed), "the human's answer")
     defaults = _defaults_of(draw(valid_answers(typed), "the defaults, as an answer"))
-    with_defaults = case in {"defaults", "past", "late-human", "replayed", "replayed-early"} or (
-        case in {"signal-timeout", "plain-abort"} and draw(st.booleans(), "with defaults")
-    )
+    # A signal's timeout or abort must win over defaults waiting for a far deadline.
+    with_defaults = case != "no-defaults"
     if with_defaults:
         _with_defaults(request, defaults)
     offset = 0.0
@@ -525,7 +527,7 @@ _DOES: Final = {
     kind="service",
     policy="observers",
     cases=_OUTCOMES,
-    case_share=0.15,
+    case_share=0.1,
 )  # fmt: skip
 def policy_observers(draw: Draws, setup: Setup) -> Scenario:
     """Observers hear each pending ask and how it settled, and can neither block nor break it."""

@@ -443,6 +443,11 @@ import socket, sys, threading, time
 host, port, secret = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 origin = f"http://{host}:{port}"
 idle = []
+said = threading.Lock()
+def say(status):
+    # One line per status: print's two writes from three threads would glue them.
+    with said:
+        print(status, flush=True)
 def post(path, body, headers):
     head = f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nOrigin: {origin}\r\n"
     head += "Content-Type: application/json\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
@@ -456,13 +461,13 @@ def post(path, body, headers):
 def oversized(secret_header):
     while True:
         status = post("/asks/a1/answer", b"[" * 300_000, secret_header)
-        print(status, flush=True)
+        say(status)
 def burst():
     n = 0
     while True:
         n += 1
         status = post("/asks/a1/answer", b'{"answers": []}', [("X-Dsh-Secret", secret), ("X-Dsh-Page", f"p{n}")])
-        print(status, flush=True)
+        say(status)
 for _ in range(20):
     idle.append(socket.create_connection((host, port)))
 for target, args in ((oversized, ([],)), (oversized, ([("X-Dsh-Secret", secret)],)), (burst, ())):

@@ -35,7 +35,18 @@ from .strategies import agents, requests, valid_answers
 
 __all__: list[str] = []
 
-_REQUESTS: Final = requests(max_questions=3)
+#: The requests of the deadline's checks, whose defaults and answers come from them.
+_REQUESTS: Final = requests(max_questions=2)
+#: The requests of the gate's and the observers' checks, which never read the
+#: questions: a few plain ones, so that their examples cost little to draw.
+_PLAIN: Final[st.SearchStrategy[dict[str, Any]]] = st.sampled_from([
+    {"questions": [{"id": "go", "question": "Deploy now?", "options": [
+        {"label": "Wait (Recommended)"}, {"label": "Deploy"}]}]},
+    {"questions": [
+        {"id": "targets", "question": "Which?", "multiSelect": True,
+         "options": [{"label": "tests"}, {"label": "docs"}]},
+        {"id": "notes", "question": "Anything else?"}]},
+])  # fmt: skip
 _ABORT: Final = "ask_user_question was aborted before the user answered"
 
 
@@ -114,11 +125,11 @@ def _same_agent(seen: object, agent: object) -> bool:
         "admit", "not-live", "delegated", "raises", "bogus", "aborted", "empty", "malformed",
         "no-provider",
     ),
-    case_share=0.1,
+    case_share=0.05,
 )  # fmt: skip
 def policy_gate(draw: Draws, setup: Setup) -> Scenario:
     """A gate judges the agent once, between stages 2 and 3; its refusal or error stands."""
-    request: dict[str, Any] = copy.deepcopy(dict(draw(_REQUESTS, "request")))
+    request: dict[str, Any] = copy.deepcopy(dict(draw(_PLAIN, "request")))
     agent = draw(agents(), "agent")
     named = draw(st.booleans(), "the request names its agent")
     request.pop("agent", None)
@@ -262,7 +273,7 @@ def _expected_defaults(request: Mapping[str, Any]) -> dict[str, Any]:
     return {"answers": items, "defaulted": True}
 
 
-_SOON: Final = st.sampled_from([0.005, 0.02, 0.05])
+_SOON: Final = st.sampled_from([0.002, 0.01, 0.025])
 _BAD_DEADLINES: Final = st.sampled_from([float("nan"), float("inf"), "soon", True, None, [1]])
 #: The ways each malformed case breaks a request's deadline or defaults.
 _MALFORMED: Final = {
@@ -287,7 +298,7 @@ def _timed_out(outcome: object) -> bool:
         "defaults", "no-defaults", "signal-timeout", "plain-abort", "past", "late-human",
         "replayed", "replayed-early", "bad-deadline", "bad-default", "partial-defaults",
     ),
-    case_share=0.1,
+    case_share=0.05,
 )  # fmt: skip
 def policy_deadline(draw: Draws, setup: Setup) -> Scenario:
     """Time running out reads as a timeout, never as an abort or a made-up answer."""
@@ -511,14 +522,6 @@ _OUTCOMES: Final = (
     "answered", "defaulted", "dismissed", "timed_out", "aborted", "disposed", "cancelled",
     "failed", "refused",
 )  # fmt: skip
-#: The asynchronous observer beside the one that raises: it raises too, or stays running.
-_HOSTILE: Final = st.sampled_from(["async-raises", "async-slow", "none"])
-#: What each does, in a failure's words.
-_DOES: Final = {
-    "async-raises": "raises in a task of its own",
-    "async-slow": "is still running when the ask ends",
-    "none": "returns nothing",
-}
 
 
 @check(
@@ -527,14 +530,13 @@ _DOES: Final = {
     kind="service",
     policy="observers",
     cases=_OUTCOMES,
-    case_share=0.1,
+    case_share=0.05,
 )  # fmt: skip
 def policy_observers(draw: Draws, setup: Setup) -> Scenario:
     """Observers hear each pending ask and how it settled, and can neither block nor break it."""
-    request: dict[str, Any] = copy.deepcopy(dict(draw(_REQUESTS, "request")))
+    request: dict[str, Any] = copy.deepcopy(dict(draw(_PLAIN, "request")))
     case = setup.case
-    raising = _Hostile("raises")
-    hostile = _Hostile(draw(_HOSTILE, "an asynchronous observer"))
+    hostile = [_Hostile(how) for how in ("raises", "async-raises", "async-slow")]
     if case == "defaulted":
         typed = cast("AskUserQuestionRequest", request)
         _with_defaults(request, _defaults_of(draw(valid_answers(typed), "the defaults")))
@@ -549,8 +551,8 @@ def policy_observers(draw: Draws, setup: Setup) -> Scenario:
         events: list[Any] = []
         service = await example.service()
         observe = cast("Callable[[Callable[[Any], object]], object]", getattr(service, "observe"))  # noqa: B009 - declared by the observers policy
-        observe(raising)
-        observe(hostile)
+        for each in hostile:
+            observe(each)
         observe(events.append)
         if offset:
             request["deadline"] = time.time() + offset
@@ -576,11 +578,12 @@ def policy_observers(draw: Draws, setup: Setup) -> Scenario:
             else:
                 task.cancel()
         outcome = await settle(task)
-        hostile.released.set()
+        for each in hostile:
+            each.released.set()
         for _ in range(3):
             await asyncio.sleep(0)  # let a released observer's task end
         _judge_events(example, case, request, outcome, events)
-        _judge_outcome(example, case, request, outcome, _DOES[hostile.how])
+        _judge_outcome(example, case, request, outcome)
 
     return scenario
 
@@ -623,7 +626,7 @@ _CODES: Final = {
 
 
 def _judge_outcome(
-    example: Example, case: str, request: Mapping[str, Any], outcome: object, how: str
+    example: Example, case: str, request: Mapping[str, Any], outcome: object
 ) -> None:
     """The ask's outcome is what it is without observers (``OBS-SAFE-1``)."""
     if case == "answered":
@@ -640,7 +643,7 @@ def _judge_outcome(
         "OBS-SAFE-1",
         ok,
         lambda: (
-            f"with an observer that raises and one that {how}, the {case} ask ended with"
-            f" {outcome!r:.300}"
+            "with an observer that raises, one that raises in a task of its own and one"
+            f" still running when the ask ends, the {case} ask ended with {outcome!r:.300}"
         ),
     )

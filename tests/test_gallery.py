@@ -86,6 +86,16 @@ def _judge(
     return failed, time.monotonic() - started, report.ok
 
 
+def _assert_caught(
+    name: str, kind: str, factory: Callable[[], Any], requirement: str, seed: int
+) -> None:
+    """The suite fails the entry, names the requirement it breaks, and ends in time."""
+    failed, seconds, ok = _judge(name, kind, factory, requirement, seed)
+    assert not ok
+    assert failed & set(requirement.split("|")), failed
+    assert seconds < WALL
+
+
 _SEEDS = pytest.mark.parametrize("seed", GALLERY_SEEDS, ids=[f"seed{s}" for s in GALLERY_SEEDS])
 
 
@@ -95,10 +105,7 @@ _SEEDS = pytest.mark.parametrize("seed", GALLERY_SEEDS, ids=[f"seed{s}" for s in
 def test_broken_provider_is_caught(name: str, seed: int) -> None:
     """The suite fails the provider at the default profile, names what it breaks, and ends."""
     factory, requirement = BROKEN_PROVIDERS[name]
-    failed, seconds, ok = _judge(name, "provider", factory, requirement, seed)
-    assert not ok
-    assert failed & set(requirement.split("|")), failed
-    assert seconds < WALL
+    _assert_caught(name, "provider", factory, requirement, seed)
 
 
 @pytest.mark.slow
@@ -126,10 +133,7 @@ def test_should_only_provider_warns_but_passes(name: str) -> None:
 def test_broken_service_is_caught(name: str, seed: int) -> None:
     """The suite fails the service at the default profile, names what it breaks, and ends."""
     factory, requirement = BROKEN_SERVICES[name]
-    failed, seconds, ok = _judge(name, "service", factory, requirement, seed)
-    assert not ok
-    assert failed & set(requirement.split("|")), failed
-    assert seconds < WALL
+    _assert_caught(name, "service", factory, requirement, seed)
 
 
 @pytest.mark.slow
@@ -138,10 +142,7 @@ def test_broken_service_is_caught(name: str, seed: int) -> None:
 def test_broken_policy_service_is_caught(name: str, seed: int) -> None:
     """A service that breaks a policy it declares (section 8) fails that policy's rule, and ends."""
     factory, requirement = BROKEN_POLICY_SERVICES[name]
-    failed, seconds, ok = _judge(name, "service", factory, requirement, seed)
-    assert not ok
-    assert failed & set(requirement.split("|")), failed
-    assert seconds < WALL
+    _assert_caught(name, "service", factory, requirement, seed)
 
 
 def test_policy_checks_are_skipped_for_a_service_that_declares_none() -> None:

@@ -370,8 +370,12 @@ def full_check_request(request: object, *, has_provider: bool = True) -> None:
     except UserInteractionError:
         raise
     except Exception as error:  # noqa: BLE001 - a request that cannot be read is malformed
-        message = f"request could not be read: {type_name(error)} raised while reading it"
-        raise _bad_request(message) from None
+        raise unreadable_request(error) from None
+
+
+def unreadable_request(error: Exception) -> UserInteractionError:
+    """The ``BAD_REQUEST`` of a request whose own methods raised *error* while it was read."""
+    return _bad_request(f"request could not be read: {type_name(error)} raised while reading it")
 
 
 def check_first_stages(request: object) -> None:

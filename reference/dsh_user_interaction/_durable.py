@@ -255,11 +255,9 @@ class DurableProvider:
             if signal is not None and signal.aborted:
                 # A service interrupts its provider by cancelling it: write the abort.
                 await self._aborted(ask_id)
-            elif (deadline := deadline_of(request)) is not None and deadline <= self._clock():
+            elif self._deadline_passed(request):
                 # DUR-DEADLINE-1: the request's deadline passed; write how it ended.
-                kept = await self._timed_out(ask_id, request)
-                if kept is not None:
-                    raise UserInteractionError.timed_out_error(answer=kept) from None
+                await self._timed_out(ask_id, request)
             raise
         finally:
             if remove is not None:
@@ -298,13 +296,12 @@ class DurableProvider:
         """
         signal = request.get("signal")
         aborted = signal is not None and signal.aborted
-        deadline = deadline_of(request)
-        if not aborted and (deadline is None or deadline > self._clock()):
+        if not aborted and not self._deadline_passed(request):
             put.cancel()
             return
         try:
             async with asyncio.timeout(_SETTLE_BOUND):
-                record = await put
+                await put
         except (TimeoutError, Exception):  # noqa: BLE001 - not written: nothing to end
             put.cancel()
             return
@@ -313,20 +310,18 @@ class DurableProvider:
             if error.answer is not None:
                 raise error from None
             return
-        if record.pending:
-            kept = await self._timed_out(ask_id, request)
-        elif record.state == "answered" and record.answer != default_answer(request):
-            kept = record.answer
-        else:
-            kept = None
-        if kept is not None:
-            raise UserInteractionError.timed_out_error(answer=kept) from None
+        await self._timed_out(ask_id, request)
 
-    async def _timed_out(self, ask_id: str, request: AskUserQuestionRequest) -> object | None:
+    def _deadline_passed(self, request: AskUserQuestionRequest) -> bool:
+        deadline = deadline_of(request)
+        return deadline is not None and deadline <= self._clock()
+
+    async def _timed_out(self, ask_id: str, request: AskUserQuestionRequest) -> None:
         """Settle an ask whose deadline passed: its defaults, or ``expired``.
 
-        Returns the human's answer when one won the race to the store, so that
-        the caller keeps it; ``None`` otherwise.
+        When a human's answer is the ask's outcome already (it won the race to
+        the store, or was given while no agent waited), raise the timed-out
+        error with that answer on it, so that the caller keeps it.
         """
         defaults = default_answer(request)
         outcome = (
@@ -338,10 +333,10 @@ class DurableProvider:
             async with asyncio.timeout(_SETTLE_BOUND):
                 settlement = await self._store.settle(ask_id, outcome, settled_at=self._clock())
         except TimeoutError:
-            return None  # left pending: expiry ends it
-        if settlement.won or settlement.record.answer == defaults:
-            return None
-        return settlement.record.answer
+            return  # left pending: expiry ends it
+        kept = settlement.record.answer
+        if not settlement.won and kept is not None and kept != defaults:
+            raise UserInteractionError.timed_out_error(answer=kept) from None
 
     def __repr__(self) -> str:
         return f"<DurableProvider store={self._store!r}>"

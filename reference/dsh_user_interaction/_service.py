@@ -48,6 +48,7 @@ from ._checks import (
     checked_request,
     fast_answer_accepted,
     must_violations,
+    unreadable_request,
 )
 from ._deadline import deadline_of, default_answer, is_timeout
 from ._errors import MESSAGES, ErrorCode, UserInteractionError
@@ -62,7 +63,6 @@ from ._observers import (
 )
 from ._provider_call import DEFAULT_CANCEL_GRACE, LONGEST_GRACE, suspended_call
 from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
-from ._violations import type_name
 
 __all__ = ["Registration", "UserInteractionService"]
 
@@ -371,8 +371,7 @@ class UserInteractionService:
             )
         except Exception as error:  # noqa: BLE001 - a request that cannot be read is malformed
             # Fail closed: an agent that cannot be read is never admitted.
-            message = f"request could not be read: {type_name(error)} raised while reading it"
-            raise UserInteractionError(message, ErrorCode.BAD_REQUEST) from None
+            raise unreadable_request(error) from None
         verdict: object = gate.judge(agent)
         if verdict is None:
             return

@@ -33,16 +33,13 @@ nox.options.error_on_missing_interpreters = True
 nox.options.sessions = ["lint", "typecheck", "tests", "slow", "conformance", "docs"]
 
 PYTHONS = ["3.11", "3.12", "3.13"]
-#: pytest-xdist workers for the test sessions: one per core. Measured on the
-#: 2-core machine: the fast tier in 104 s instead of 182, the slow tier in
-#: 206 s instead of 584 (docs/performance.md, section 7).
-_WORKERS = os.environ.get("DSH_TEST_WORKERS", "auto")
+#: pytest-xdist workers for the test sessions: one more than the cores. Both
+#: tiers wait on child processes, browsers, servers and bounded sleeps, and a
+#: third worker fills those waits on 2 cores: the fast tier in 47 s instead of
+#: 56 (wall; 78 CPU s instead of 71), the slow tier in 139 s instead of 151,
+#: measured side by side on the idle machine (docs/performance.md, section 7).
 #: docs/conftest.py's scheduler keeps each docs page's examples in one worker.
-_PARALLEL = ("-n", _WORKERS)
-#: The slow tier waits on child processes and bounds much of the time: one worker
-#: more than the cores fills those waits (on 2 cores, 151 s with two, 139 s with
-#: three, measured side by side on the idle machine; the fast tier gains nothing).
-_SLOW_PARALLEL = ("-n", os.environ.get("DSH_TEST_WORKERS") or str((os.cpu_count() or 1) + 1))
+_PARALLEL = ("-n", os.environ.get("DSH_TEST_WORKERS") or str((os.cpu_count() or 1) + 1))
 
 # Never download an interpreter; use the ones installed on the machine.
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
@@ -104,7 +101,7 @@ def slow(session: nox.Session) -> None:
     _install(session)
     env = {"DSH_TIER_RECORD": _tier_record(session.python)}
     session.run(
-        "pytest", "-m", "slow and not alone", *_SLOW_PARALLEL, "--durations=10", *session.posargs,
+        "pytest", "-m", "slow and not alone", *_PARALLEL, "--durations=10", *session.posargs,
         env=env,
     )  # fmt: skip
     # The load proof loads every core on purpose: by itself, so no other test shares its load.

@@ -31,7 +31,6 @@ from dsh_user_interaction.extra.web.testing import (
     Chromium,
     chromium_executable,
     make_subject,
-    web_phone_subject,
     web_subject,
 )
 from dsh_user_interaction_conformance import Dismiss, Nothing, Pick, Report, run_suite
@@ -346,16 +345,6 @@ def test_the_whole_suite_passes_through_the_page_with_every_capability(seed: int
     assert claimed.revises
     assert claimed.can_skip
     assert claimed.can_dismiss
-
-
-@pytest.mark.long
-def test_the_suite_passes_at_a_phones_width() -> None:
-    """The same page in a tab 360 CSS pixels wide: every card still works by role and name."""
-    _chromium_or_skip()
-    report = run_suite(
-        subject_factory=web_phone_subject, kinds=["provider"], profile="quick", seed=3
-    )
-    assert report.ok, _failures(report)
 
 
 @pytest.mark.parametrize("seed", GALLERY_SEEDS, ids=[f"seed{s}" for s in GALLERY_SEEDS])

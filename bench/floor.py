@@ -122,12 +122,12 @@ def _plain_request_ok(request: Any) -> bool | None:
                 label = option["label"]
                 if type_(label) is not str_:
                     return None
-                if not label:
-                    return False
-                if "description" in option and not isinstance(option["description"], str_):
+                # One look-up; the default is a str, so a missing description passes.
+                if not isinstance(option.get("description", ""), str_):
                     return False
                 labels[label] = None
-            if len(labels) != len(options):
+            # A repeated label, or an empty one.
+            if len(labels) != len(options) or "" in labels:
                 return False
             known = 3
         else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,7 +19,9 @@ from hypothesis import strategies as st
 from dsh_user_interaction import (
     AbortController,
     AskUserQuestionRequest,
+    ErrorCode,
     UserInteractionError,
+    UserInteractionService,
     answer_violations,
 )
 from dsh_user_interaction._checks import (
@@ -34,7 +37,7 @@ from dsh_user_interaction_conformance.strategies import (
     valid_answers,
 )
 
-from .helpers import json_values
+from .helpers import json_values, one_question
 
 
 def _full_rules_accept(request: object) -> bool:
@@ -52,6 +55,8 @@ _EDITS = st.sampled_from(
         "detail to None", "options to tuple", "options to None", "label to int",
         "duplicate label", "description to int", "multi to int", "intent broken",
         "intent approve unknown", "detail emptied", "aborted signal", "questions to tuple",
+        "empty label", "description dropped", "deadline", "bad deadline", "agent",
+        "agent and aborted signal", "unknown key and bad signal",
     ]
 )  # fmt: skip
 
@@ -98,6 +103,24 @@ def _edit(request: AskUserQuestionRequest, edit: str, where: int) -> Any:
             edited["signal"] = controller.signal
         case "questions to tuple":
             edited["questions"] = tuple(edited["questions"])
+        case "empty label" if options:
+            options[-1]["label"] = ""
+        case "description dropped" if options:
+            options[0].pop("description", None)
+        case "deadline":
+            edited["deadline"] = 4_000_000_000
+        case "bad deadline":
+            edited["deadline"] = "soon"
+        case "agent":
+            edited["agent"] = object()
+        case "agent and aborted signal":
+            controller = AbortController()
+            controller.abort()
+            edited["agent"] = "an agent"
+            edited["signal"] = controller.signal
+        case "unknown key and bad signal":
+            edited["note"] = 1
+            edited["signal"] = "stop"
         case _:
             pass
     return edited
@@ -124,6 +147,31 @@ def test_the_fast_request_path_never_accepts_a_malformed_request(request: object
     """Differential: no malformed request or junk value gets through the shortcut."""
     if fast_request_index(request) is not None:
         assert _full_rules_accept(request), request
+
+
+def _raised_by(check: Callable[[], object]) -> tuple[ErrorCode, str]:
+    with pytest.raises(UserInteractionError) as caught:
+        check()
+    return caught.value.code, str(caught.value)
+
+
+@given(
+    st.one_of(
+        requests(),
+        requests()
+        .flatmap(lambda r: st.tuples(st.just(r), _EDITS, st.integers(0, 3)))
+        .map(lambda case: _edit(*case)),
+        invalid_requests().map(lambda case: case.request),
+    )
+)
+def test_a_service_without_a_provider_raises_what_the_full_rules_raise(request: Any) -> None:
+    """Without a provider the service raises what the full rules raise, shortcut or not.
+
+    Their first error, or else ``NO_PROVIDER``, in the same code and words.
+    """
+    service = UserInteractionService()
+    expected = _raised_by(lambda: full_check_request(request, has_provider=False))
+    assert _raised_by(lambda: service.ask(request).send(None)) == expected
 
 
 @given(st.data())
@@ -249,6 +297,10 @@ def _question_variants() -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def _with_options(*options: object) -> dict[str, Any]:
+    return {"questions": [{"id": "q", "question": "?", "options": list(options)}]}
+
+
 _REQUESTS: list[tuple[str, object]] = [
     *[(name, {"questions": [question]}) for name, question in _question_variants()],
     *[
@@ -266,10 +318,21 @@ _REQUESTS: list[tuple[str, object]] = [
             ("description not a string", {"label": "A", "description": 4}),
             ("description None", {"label": "A", "description": None}),
             ("description empty", {"label": "A", "description": ""}),
+            ("description absent", {"label": "A"}),
             ("label not a string", {"label": 1}),
             ("label empty", {"label": ""}),
             ("not a mapping", "A"),
             ("with an unknown key", {"label": "A", "note": object()}),
+        ]
+    ],
+    *[
+        (f"second option, {name}", _with_options({"label": "A", "description": "why"}, option))
+        for name, option in [
+            ("label empty", {"label": ""}),
+            ("label empty, with a description", {"label": "", "description": "why"}),
+            ("description not a string", {"label": "B", "description": 5}),
+            ("description absent", {"label": "B"}),
+            ("the first one's label", {"label": "A", "description": "why"}),
         ]
     ],
     ("options not a list", {"questions": [{"id": "q", "question": "?", "options": "A"}]}),
@@ -318,6 +381,48 @@ def test_the_request_shortcut_on_each_near_miss(name: str, request_: object) -> 
     The shortcut accepts exactly what the full rules accept, for these plain-typed requests.
     """
     assert (fast_request_index(request_) is not None) == _full_rules_accept(request_), name
+
+
+def _aborted_signal() -> object:
+    controller = AbortController()
+    controller.abort()
+    return controller.signal
+
+
+#: (name, the keys a request has besides its questions, whether the shortcut takes it).
+#: The shortcut judges a signal itself and leaves a deadline to the full rules.
+_TOP_LEVEL: list[tuple[str, dict[str, object], bool]] = [
+    ("questions alone", {}, True),
+    ("an agent", {"agent": object()}, True),
+    ("an askId", {"askId": "a1"}, True),
+    ("an unknown key", {"note": [1]}, True),
+    ("signal None", {"signal": None}, True),
+    ("a live signal", {"signal": AbortController().signal}, True),
+    ("a live signal and an agent", {"signal": AbortController().signal, "agent": 1}, True),
+    ("an aborted signal", {"signal": _aborted_signal()}, False),
+    ("an aborted signal and an agent", {"signal": _aborted_signal(), "agent": 1}, False),
+    ("a signal that is not one", {"signal": "stop"}, False),
+    ("a signal that is not one, and an unknown key", {"signal": 0, "note": 1}, False),
+    ("a deadline", {"deadline": 4_000_000_000}, False),
+    ("a deadline that is not a number", {"deadline": "soon"}, False),
+    ("a deadline and an agent", {"deadline": "soon", "agent": 1}, False),
+]
+
+
+@pytest.mark.parametrize(("name", "extra", "taken"), _TOP_LEVEL, ids=[n for n, _, _ in _TOP_LEVEL])
+def test_the_request_shortcut_on_each_top_level_key(
+    name: str, extra: dict[str, object], taken: bool
+) -> None:
+    """A request with keys besides its questions still has its signal and deadline read.
+
+    The shortcut takes a request only if the full rules accept it, and takes
+    every one here that has no deadline and that they accept.
+    """
+    request = {**one_question(), **extra}
+    index = fast_request_index(request)
+    if index is not None:
+        assert _full_rules_accept(request), name
+    assert (index is not None) is taken, name
 
 
 _SINGLE: dict[str, Any] = {"id": "s", "question": "S?", "options": [{"label": "A"}, {"label": "B"}]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import gc
 import json
 import math
 import os
@@ -19,29 +20,24 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO, cast
 
 import dsh_user_interaction
-from dsh_user_interaction.extra.stdio import ChildFailed
 
-from . import _engine, _harness, _loop, _store_loop
+from . import _engine, _loop, _store_loop
 from ._baseline import BaselineEntry, parse_baseline, recorded_baseline
-from ._durable_checks import DURABLE_CHECKS
 from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
 from ._registry import requirements
 from ._runner import Report, RequirementResult, factory_name, run_suite
-from ._store_checks import STORE_CHECK, store_requirements
-from ._store_runner import (
-    STORE_CHECKS,
-    STORE_PROFILES,
-    StoreReport,
-    run_store_suite,
-    store_suite_requirements,
-)
-from ._store_subject import sqlite_store_subject
 from ._subject import UsageError as _UsageError
 from ._subject import declared_capabilities
 from ._subject import load_factory as _load
+
+if TYPE_CHECKING:
+    # Loaded when a run needs them: importing the store suite, and the harness's
+    # pipes to a child, cost a run on a subject in this process a thirtieth of it.
+    from . import _harness
+    from ._store_runner import StoreReport
 
 __all__ = ["main", "run"]
 
@@ -355,6 +351,8 @@ class _Printer:
             f"(spec {dsh_user_interaction.SPEC_VERSION}): the store suite\n"
         )
         write(f"  store:        {factory_name(factory)}\n")
+        from ._store_runner import STORE_PROFILES  # noqa: PLC0415 - the store suite only
+
         sizes = STORE_PROFILES[args.profile]
         write(
             f"  profile:      {args.profile} ({sizes.examples} examples of up to {sizes.steps} "
@@ -364,6 +362,9 @@ class _Printer:
 
     def store_summary(self, report: StoreReport) -> None:
         """One line per run of the state machine, the counts, each failure in full, the verdict."""
+        from ._store_checks import STORE_CHECK  # noqa: PLC0415 - the store suite only
+        from ._store_runner import STORE_CHECKS  # noqa: PLC0415 - the store suite only
+
         write = self.out.write
         count = len(report.results)
         covers = {check: [r for r in report.results if check in r.checks] for check in STORE_CHECKS}
@@ -431,10 +432,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     children: list[_harness.HarnessSubjects | _harness.HarnessServices] = []
     try:
         if args.provider_cmd:
-            subject = _child(_harness.HarnessSubjects, args.provider_cmd, args, "--provider-cmd")
+            subject = _child("HarnessSubjects", args.provider_cmd, args, "--provider-cmd")
             children.append(subject)
         if args.service_cmd:
-            service = _child(_harness.HarnessServices, args.service_cmd, args, "--service-cmd")
+            service = _child("HarnessServices", args.service_cmd, args, "--service-cmd")
             children.append(service)
     except _UsageError as error:
         for child in children:
@@ -465,6 +466,15 @@ def _store(args: argparse.Namespace, args_list: list[str]) -> int:
     ]
     if others:
         raise _UsageError(f"--store runs the store suite alone: drop {', '.join(others)}")
+    from ._durable_checks import DURABLE_CHECKS  # noqa: PLC0415 - the store suite only
+    from ._store_checks import STORE_CHECK, store_requirements  # noqa: PLC0415 - as above
+    from ._store_runner import (  # noqa: PLC0415 - as above
+        STORE_CHECKS,
+        run_store_suite,
+        store_suite_requirements,
+    )
+    from ._store_subject import sqlite_store_subject  # noqa: PLC0415 - as above
+
     known = store_suite_requirements()
     if args.list:
         sys.stdout.write(f"{STORE_CHECK:<26} {'store':<9} {' '.join(store_requirements())}\n")
@@ -507,13 +517,19 @@ def _store(args: argparse.Namespace, args_list: list[str]) -> int:
 
 
 def _child(
-    kind: type[_harness.HarnessSubjects | _harness.HarnessServices],
+    kind: Literal["HarnessSubjects", "HarnessServices"],
     command: str,
     args: argparse.Namespace,
     option: str,
 ) -> _harness.HarnessSubjects | _harness.HarnessServices:
+    """The harness's *kind* of factory, serving from a child that runs *command*."""
+    from dsh_user_interaction.extra.stdio import ChildFailed  # noqa: PLC0415 - a child's only
+
+    from . import _harness  # noqa: PLC0415 - a child's only
+
+    harness = _harness.HarnessSubjects if kind == "HarnessSubjects" else _harness.HarnessServices
     try:
-        return kind(command, bound=args.bound, validate=args.validate_protocol)
+        return harness(command, bound=args.bound, validate=args.validate_protocol)
     except ValueError as error:
         raise _UsageError(f"{option}: {error}") from None
     except ChildFailed as error:
@@ -560,7 +576,7 @@ def _run(  # noqa: PLR0917 - one private call, in one place
         sys.stderr.write(f"{PROG}: error: {error}\n")
         return 2
     finally:
-        faulthandler.cancel_dump_traceback_later()
+        _disarm_watchdog()
         _engine.on_example.remove(_watchdog)
     printer.summary(report, time.perf_counter() - started)
     protocol = [problem for child in children for problem in child.protocol_errors]
@@ -588,19 +604,40 @@ def _run(  # noqa: PLR0917 - one private call, in one place
     return 0 if report.ok and not protocol else 1
 
 
+#: Seconds the watchdog is set beyond what the next example needs, so that it is
+#: re-armed about once in that time instead of before every example.
+_WATCHDOG_SLACK = 30.0
+#: When the watchdog armed last goes off (``time.monotonic()``); 0.0 when none is armed.
+_watchdog_due = [0.0]
+
+
 def _watchdog(patience: float) -> None:
     """The last resort: if one example outlasts every bound, dump the stacks and exit 1.
 
     The bounds hold against any subject that lets the interpreter run; this
-    covers one that does not (a C call that never releases the GIL).
+    covers one that does not (a C call that never releases the GIL). It goes
+    off between ``patience + 30`` and ``patience + 60`` seconds after the
+    example starts, and is re-armed only when the one armed last would go off
+    sooner than that: each arming stops the watchdog's thread and starts another.
     """
     stream = sys.__stderr__
     if stream is None:
         return
+    now = time.monotonic()
+    needed = patience + 30.0
+    if now + needed <= _watchdog_due[0]:
+        return  # the watchdog armed last already waits long enough for this example
     try:
-        faulthandler.dump_traceback_later(patience + 30.0, exit=True, file=stream)
+        faulthandler.dump_traceback_later(needed + _WATCHDOG_SLACK, exit=True, file=stream)
     except (ValueError, OSError, RuntimeError):
         return  # no real stderr to write the stacks to: no watchdog
+    _watchdog_due[0] = now + needed + _WATCHDOG_SLACK
+
+
+def _disarm_watchdog() -> None:
+    """Cancel the watchdog: the run is over."""
+    faulthandler.cancel_dump_traceback_later()
+    _watchdog_due[0] = 0.0
 
 
 def _exit(status: int) -> NoReturn:
@@ -621,7 +658,14 @@ def _exit(status: int) -> NoReturn:
 
 
 def run() -> NoReturn:
-    """The console script: :func:`main`, then an immediate exit."""
+    """The console script: :func:`main`, then an immediate exit.
+
+    The process is the suite's alone, so what its imports built (Hypothesis,
+    the strategies and their pools of text) is set aside from garbage
+    collection: it lives until the exit, and every full collection walked all
+    of it again, a thirtieth of a default run.
+    """
+    gc.freeze()
     _exit(main())
 
 

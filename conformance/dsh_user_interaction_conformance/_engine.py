@@ -677,13 +677,6 @@ def _suite_constants() -> Constants:
     return found
 
 
-#: The suite's own cache of the constants each kind of draw may choose (made
-#: on first use, of the type of Hypothesis's): its entries depend only on
-#: :func:`_suite_constants` and Hypothesis's own constants, so every run of the
-#: suite shares it.
-_SUITE_CHOICES: list[Any] = []
-
-
 @contextlib.contextmanager
 def replayable() -> Generator[None]:
     """Draw from the seed alone while the suite's Hypothesis runs.
@@ -715,14 +708,11 @@ def replayable() -> Generator[None]:
         yield
         return
     # The cache keeps what each kind of draw may choose from, local constants
-    # included: the suite's runs share one of their own, since their constants
-    # never change, and the process's is put back after. Filling it costs a
-    # test of every constant for each kind of draw, which every run repeated
-    # when each got a fresh one.
-    if not _SUITE_CHOICES:
-        _SUITE_CHOICES.append(type(cache)(1024))
+    # included: the run gets a fresh one, and the process's is put back after.
+    # (One cache shared by the suite's runs made a seed's draws depend on the
+    # runs before it in the process.)
     providers._get_local_constants = lambda: constants  # noqa: SLF001 - see above
-    providers.CONSTANTS_CACHE = _SUITE_CHOICES[0]
+    providers.CONSTANTS_CACHE = type(cache)(1024)
     try:
         yield
     finally:

@@ -20,6 +20,10 @@ import pytest
 from playwright.async_api import Page, expect
 
 from dsh_user_interaction import (
+    AbortController,
+    AbortSignal,
+    ErrorCode,
+    UserInteractionError,
     UserInteractionService,
     countdown_text,
     default_text,
@@ -102,7 +106,9 @@ def test_without_a_deadline_or_defaults_the_page_is_sent_neither() -> None:
     run_fast(main)
 
 
-def test_at_the_deadline_the_service_answers_with_the_defaults_and_the_card_is_withdrawn() -> None:
+def test_at_the_deadline_the_service_answers_with_the_defaults_and_the_pages_hear_so() -> None:
+    """With a default for every question, the pages hear ``defaulted``, as the countdown said."""
+
     async def main() -> None:
         service = UserInteractionService()
         async with door() as d, d.page() as page:
@@ -113,7 +119,39 @@ def test_at_the_deadline_the_service_answers_with_the_defaults_and_the_card_is_w
                 "defaulted": True,
             }
             settled = await page.until("settled")
-            assert (settled["how"], settled["by"]) == ("withdrawn", None)
+            assert (settled["how"], settled["by"]) == ("defaulted", None)
+            nothing: list[str] = []
+            late = await d.post("/asks/a1/answer", {"answers": [{"id": "go", "selected": nothing}]})
+            assert (late.status_code, late.json()["how"]) == (409, "defaulted")
+
+    run_fast(main)
+
+
+def test_time_running_out_without_defaults_or_on_a_timeout_signal_reads_as_timed_out() -> None:
+    """A deadline without defaults, or a timeout signal, is ``timed_out``; any other stop ``withdrawn``."""
+    plain = {k: v for k, v in WAIT.items() if k != "default"}
+
+    async def main() -> None:
+        service = UserInteractionService()
+        async with door() as d, d.page() as page:
+            service.register_provider(d.provider)
+            with pytest.raises(UserInteractionError) as raised:
+                await service.ask(request(plain, deadline=time.time() + 0.2))
+            assert raised.value.code is ErrorCode.ASK_ABORTED
+            assert (await page.until("settled"))["how"] == "timed_out"
+            # A timeout signal, with defaults and a far deadline: the signal wins, no defaults.
+            timing_out = request(WAIT, deadline=time.time() + 60, signal=AbortSignal.timeout(0.1))
+            with pytest.raises(UserInteractionError):
+                await service.ask(timing_out)
+            assert (await page.until("settled"))["how"] == "timed_out"
+            # Stopped before its deadline, for another reason: withdrawn, defaults or not.
+            controller = AbortController()
+            stopped = request(WAIT, deadline=time.time() + 60, signal=controller.signal)
+            task = await started(d.provider, stopped)
+            controller.abort()
+            with pytest.raises(UserInteractionError):
+                await task
+            assert (await page.until("settled"))["how"] == "withdrawn"
 
     run_fast(main)
 
@@ -167,5 +205,33 @@ def test_the_page_counts_down_to_time_is_up_and_shows_the_defaults() -> None:
                 await expect(timer).to_have_text("Time is up", timeout=5000)
                 for each in asks:
                     each.cancel()
+
+    run_in_browser(main)
+
+
+@pytest.mark.slow
+def test_the_recent_list_says_time_ran_out_and_whether_the_defaults_answered() -> None:
+    """The page's log words the two ways time runs out, not as a withdrawal by the agent."""
+
+    async def main() -> None:
+        service = UserInteractionService()
+        async with WebProvider() as provider, browser() as chromium:
+            service.register_provider(provider)
+            plain: Any = {k: v for k, v in WAIT.items() if k != "default"} | {"header": "Plain"}
+            page: Page
+            async with opened(provider, chromium) as page:
+                log = page.get_by_role("log")
+                for question, said in [
+                    (WAIT, "Time ran out; the defaults were used"),
+                    (plain, "Time ran out"),
+                ]:
+                    asked = request(question, deadline=time.time() + 1.0)
+                    pending = asyncio.ensure_future(service.ask(asked))
+                    card = page.get_by_role("article", name=asked["questions"][0]["header"])
+                    await card.wait_for()
+                    await asyncio.gather(pending, return_exceptions=True)
+                    await card.wait_for(state="detached")
+                    await expect(log).to_contain_text(said)
+                assert "Withdrawn" not in await log.inner_text()
 
     run_in_browser(main)

@@ -78,6 +78,10 @@ class ReloadLosesAsk(WebProvider):
     _board_type: ClassVar[type[Board]] = _ReloadLosesNewest
 
 
+#: How a cancelled call's ask settles: stopped by the agent, or at its deadline.
+_CANCELLED: frozenset[How] = frozenset({"withdrawn", "timed_out", "defaulted"})
+
+
 class _CancelUnannounced(Board):
     """An ask whose call was cancelled ends, but the pages are never told."""
 
@@ -90,7 +94,7 @@ class _CancelUnannounced(Board):
         answer: AskUserQuestionAnswer | None = None,
         error: ErrorCode | None = None,
     ) -> bool:
-        if how == "withdrawn" and error is None and ask_id in self.asks:
+        if how in _CANCELLED and error is None and ask_id in self.asks:
             self.asks.pop(ask_id).future.cancel()
             return True
         return super().settle(ask_id, how, by, answer=answer, error=error)

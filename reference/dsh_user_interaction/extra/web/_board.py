@@ -12,11 +12,12 @@ import asyncio
 import collections
 import itertools
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from dsh_user_interaction._deadline import deadline_of
+from dsh_user_interaction._deadline import deadline_of, default_answer
 from dsh_user_interaction._errors import ErrorCode, UserInteractionError
 from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRequest
 
@@ -24,8 +25,11 @@ from ._view import ask_view, time_left
 
 __all__ = ["Ask", "Board", "How", "Page"]
 
-#: How an ask stopped being pending, as the pages are told.
-How = Literal["answered", "dismissed", "withdrawn", "disposed"]
+#: How an ask stopped being pending, as the pages are told: ``timed_out`` when
+#: its deadline passed, or its signal timed out; ``defaulted`` when the deadline
+#: passed and every question has a default, which the service then answers with;
+#: ``withdrawn`` when the agent stopped it otherwise.
+How = Literal["answered", "dismissed", "withdrawn", "timed_out", "defaulted", "disposed"]
 #: Settled asks remembered, so a late answer is told how its ask ended.
 SETTLED_KEPT: Final = 1000
 #: Messages a page may have waiting before it is cut off as too slow.
@@ -46,6 +50,18 @@ class Ask:
     def shown(self) -> dict[str, Any]:
         """The view as a page is sent it now: with the seconds left, when there is a deadline."""
         return time_left(self.view, self.deadline)
+
+    def withdrawn(self, *, timed_out: bool = False) -> How:
+        """How the agent's stopping this ask reads to the pages.
+
+        *timed_out* when the stop was a timeout (a timeout signal's). An ask
+        stopped at or after its deadline ran out of time too: with a default
+        for every question, the service answers with them (``POL-DEFAULT-1``),
+        as the card's countdown said it would.
+        """
+        if self.deadline is not None and time.time() >= self.deadline:
+            return "defaulted" if default_answer(self.request) is not None else "timed_out"
+        return "timed_out" if timed_out else "withdrawn"
 
 
 @dataclass(eq=False)

@@ -14,7 +14,9 @@ from urllib.parse import urlsplit
 
 import uvicorn
 
+from dsh_user_interaction._abort import AbortSignal
 from dsh_user_interaction._checks import check_request
+from dsh_user_interaction._deadline import is_timeout
 from dsh_user_interaction._errors import ErrorCode, UserInteractionError
 from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRequest
 
@@ -262,14 +264,16 @@ class WebProvider:
             raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
         ask = self._board.open(request)
 
-        def withdraw(_signal: object) -> None:
-            self._board.settle(ask.id, "withdrawn", None, error=ErrorCode.ASK_ABORTED)
+        def withdraw(aborted: AbortSignal) -> None:
+            how = ask.withdrawn(timed_out=is_timeout(aborted.reason))
+            self._board.settle(ask.id, how, None, error=ErrorCode.ASK_ABORTED)
 
         remove = signal.add_listener(withdraw) if signal is not None else None
         try:
             return await ask.future
         except asyncio.CancelledError:
-            self._board.settle(ask.id, "withdrawn", None)
+            # The service's interrupt at the deadline reaches here as a cancellation.
+            self._board.settle(ask.id, ask.withdrawn(), None)
             raise
         finally:
             if remove is not None:

@@ -479,6 +479,8 @@ function describe(how, by) {
     case 'answered': return `Answered${where}`;
     case 'dismissed': return `Dismissed${where}`;
     case 'withdrawn': return 'Withdrawn by the agent';
+    case 'timed_out': return 'Time ran out';
+    case 'defaulted': return 'Time ran out; the defaults were used';
     case 'disposed': return 'The agent has gone';
     default: return 'No longer pending';
   }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -34,6 +36,7 @@ from dsh_user_interaction.plan_review import (
     review_plan,
 )
 from dsh_user_interaction.tool import ToolResult, anthropic_tool, openai_tool
+from dsh_user_interaction_conformance._stand_ins import Ignoring
 from dsh_user_interaction_conformance.strategies import custom_texts, hostile_text
 
 from .helpers import run
@@ -323,3 +326,48 @@ def test_exit_plan_mode_reads_raw_arguments(arguments: object, text: str) -> Non
     result = run(exit_plan_mode(service, arguments))
     assert result == ToolResult(text, is_error=text != PLAN_APPROVED)
     assert provider.asked == (0 if result.is_error else 1)
+
+
+def test_the_application_s_time_limit_ends_a_review_as_a_timeout() -> None:
+    """PLAN-TIMEOUT-1: answer_within sets the deadline; time running out never approves."""
+    service = UserInteractionService()
+    provider = _Silent()
+    service.register_provider(provider)
+    before = time.time()
+    result = run(exit_plan_mode(service, {"plan": PLAN}, answer_within=0.05, ask_id="call-7"))
+    assert result == ToolResult(
+        "Error: ask_user_question timed out before the user answered; do not assume an answer",
+        is_error=True,
+    )
+    (request,) = provider.seen
+    assert before + 0.05 <= request.get("deadline", 0) <= time.time() + 0.05
+    assert request.get("askId") == "call-7"
+    assert all("default" not in question for question in request["questions"])
+    # The model's arguments cannot set one; the application's is checked.
+    forged = {"plan": PLAN, "deadline": 0, "answer_within": 1}
+    assert run(exit_plan_mode(_service(_approving), forged)) == ToolResult(PLAN_APPROVED)
+    bad_limits: list[tuple[Any, type[Exception]]] = [
+        (0, ValueError),
+        (float("nan"), ValueError),
+        ("5", TypeError),
+    ]
+    for bad, error in bad_limits:
+        with pytest.raises(error, match="answer_within"):
+            run(review_plan(service, PLAN, answer_within=bad))
+
+
+class _Silent(Ignoring):
+    """Nobody reviews: it waits until the service interrupts it, keeping each request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[AskUserQuestionRequest] = []
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        self.seen.append(request)
+        return await super().ask(request)
+
+
+def _approving(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    assert "deadline" not in request
+    return {"answers": [{"id": "plan-review", "selected": ["Approve"]}]}

@@ -16,12 +16,14 @@ Design notes, as the original runs it:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from ._abort import AbortSignal
 from ._checks import is_blank
+from ._deadline import DEADLINE_KEY
 from ._errors import ErrorCode
 from ._json import JsonError, read_json, replace_surrogates
 from ._store import ASK_ID_KEY
@@ -31,6 +33,7 @@ from ._tool import (
     ToolDefinition,
     ToolResult,
     ask_through,
+    checked_answer_within,
     checked_tool_ask_id,
     describe_error,
     error_result,
@@ -257,6 +260,7 @@ async def review_plan(
     approve: str = "Approve",
     keep: str = "Keep planning",
     ask_id: str | None = None,
+    answer_within: float | None = None,
 ) -> ToolResult:
     """Run ``exit_plan_mode`` for *plan*: ask for a review and tell the model the outcome.
 
@@ -266,6 +270,11 @@ async def review_plan(
     results. *agent* is passed through untouched (``None`` means none).
     Cancellation propagates. *ask_id* names the ask for a durable provider,
     as for :func:`~dsh_user_interaction.tool.ask_user_question`.
+
+    *answer_within*, in seconds, gives the human that long to review, as the
+    tool's does (``PLAN-TIMEOUT-1``): UIs count it down, and when it passes
+    the model reads that the user did not answer in time. A review has no
+    defaults: a plan is never approved because nobody answered.
 
     >>> import asyncio
     >>> from dsh_user_interaction import ScriptedProvider, UserInteractionService
@@ -280,6 +289,7 @@ step', is_error=True)
 heading', is_error=True)
     """
     checked_id = checked_tool_ask_id(ask_id)
+    seconds = checked_answer_within(answer_within) if answer_within is not None else None
     if not has_plan_heading(plan):
         return error_result(PLAN_NEEDS_HEADING)
     # The plain text of the plan: a str subclass's own methods are never called.
@@ -291,6 +301,8 @@ heading', is_error=True)
         request["signal"] = signal
     if checked_id is not None:
         request[ASK_ID_KEY] = checked_id
+    if seconds is not None:
+        request[DEADLINE_KEY] = time.time() + seconds
     answer, failure = await ask_through(service, cast("AskUserQuestionRequest[Any]", request))
     if failure is not None:
         if _is_dismissal(failure):
@@ -315,11 +327,14 @@ async def exit_plan_mode(
     signal: AbortSignal | None = None,
     agent: object = None,
     max_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+    ask_id: str | None = None,
+    answer_within: float | None = None,
 ) -> ToolResult:
     """Run the ``exit_plan_mode`` tool on the model's raw *arguments* (a mapping or JSON text).
 
     Malformed arguments give one ``Error: <path>: <problem>`` line, as for
-    ``ask_user_question``; then :func:`review_plan` runs on ``plan``.
+    ``ask_user_question``; then :func:`review_plan` runs on ``plan``, with
+    the application's *ask_id* and *answer_within* (never the model's).
 
     >>> import asyncio
     >>> from dsh_user_interaction import UserInteractionService
@@ -338,4 +353,6 @@ async def exit_plan_mode(
     plan = fields["plan"]
     if not isinstance(plan, str):
         return error_result(f"$.plan: expected a string, got {json_type(plan)}")
-    return await review_plan(service, plan, signal=signal, agent=agent)
+    return await review_plan(
+        service, plan, signal=signal, agent=agent, ask_id=ask_id, answer_within=answer_within
+    )

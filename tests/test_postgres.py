@@ -16,7 +16,9 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +44,7 @@ from dsh_user_interaction.extra.postgres.testing import (
     PostgresServer,
     PostgresStoreSubject,
     ServerUnavailable,
+    postgres_bindir,
     postgres_server,
     store_subject,
 )
@@ -185,6 +188,60 @@ def test_a_throwaway_server_starts_in_seconds_and_leaves_nothing_behind(
         assert existing == PostgresServer("host=db.example port=6543")
         assert not existing.owned
         assert existing.socket_dsn is None
+
+
+#: A process that starts the shared server, says where it is, and waits to be killed.
+_OWNER = """
+from dsh_user_interaction.extra.postgres.testing import shared_server
+import json, sys, time
+server = shared_server()
+print(json.dumps({"dsn": server.dsn, "folder": str(server.folder)}), flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
+def test_a_server_does_not_outlive_a_process_killed_by_a_signal(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed by a signal, its starter runs no clean-up: the reaper stops the server all the same.
+
+    ``SIGKILL`` runs nothing in the process, and a ``SIGTERM`` nobody handles
+    runs no ``atexit``; either way, the server stops and its folder goes
+    within seconds.
+    """
+    monkeypatch.delenv(DSN_VARIABLE, raising=False)
+    try:
+        postgres_bindir()
+    except ServerUnavailable as missing:
+        _unavailable(f"no PostgreSQL server can be started: {missing}")
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != DSN_VARIABLE},
+    )
+    try:
+        assert owner.stdout is not None
+        line = owner.stdout.readline()
+        assert line, owner.communicate(timeout=BOUND)[1]
+        started = json.loads(line)
+        folder = Path(started["folder"])
+        with psycopg.connect(started["dsn"], connect_timeout=10) as db:
+            assert db.execute("SELECT 1").fetchone() == (1,)
+        owner.send_signal(getattr(signal, how))
+        owner.communicate(timeout=BOUND)
+        deadline = time.monotonic() + BOUND
+        while folder.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not folder.exists(), f"{folder} is still there after {how}"
+        with pytest.raises(psycopg.OperationalError):
+            psycopg.connect(started["dsn"], connect_timeout=2).close()
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        owner.communicate()
 
 
 def test_the_store_subject_opens_stores_on_a_schema_of_its_own_and_drops_it(

@@ -15,6 +15,11 @@ Design notes:
   creates), and the folder belongs to that user.
 * ``DSH_POSTGRES_DSN``, when set, names an existing server to use instead:
   nothing is started or stopped then.
+* The server outlives no process that started it. A process killed by a
+  signal runs no ``atexit`` and no ``finally``, so each server started here
+  has a reaper (``_reaper.py``), a small process that waits on a pipe only
+  the starting process holds open, and stops the server and removes its
+  folder when the pipe ends.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -238,6 +244,7 @@ def _start(bindir: Path, run_as: _RunAs) -> PostgresServer:
                 folder,
             )
             if started_server.returncode == 0:
+                _REAPERS[folder] = _reaper(folder, bindir)
                 dsn = f"host=127.0.0.1 port={port} user={_SUPERUSER} dbname=postgres"
                 return PostgresServer(dsn, folder, port, time.monotonic() - started)
             failures.append(started_server.stderr.strip())
@@ -245,24 +252,62 @@ def _start(bindir: Path, run_as: _RunAs) -> PostgresServer:
         msg = f"pg_ctl could not start the server: {failures[-1]}\n{log}"
         raise RuntimeError(msg)
     except BaseException:
+        # Interrupted while pg_ctl started it, the server may run.
+        with contextlib.suppress(Exception):
+            _stop_cluster(folder, bindir, run_as)
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+#: The reaper of each server this process started, by its folder (see ``_reaper.py``).
+_REAPERS: Final[dict[Path, subprocess.Popen[bytes]]] = {}
+
+
+def _reaper(folder: Path, bindir: Path) -> subprocess.Popen[bytes]:
+    """Start the process that stops the server in *folder* once this process has gone."""
+    return subprocess.Popen(  # noqa: S603 - this interpreter, our module
+        [
+            sys.executable,
+            "-m",
+            "dsh_user_interaction.extra.postgres._reaper",
+            str(folder),
+            str(bindir),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
 
 
 def _stop(server: PostgresServer, bindir: Path, run_as: _RunAs) -> None:
     if server.folder is None:
         return
-    data = server.folder / "data"
+    try:
+        _stop_cluster(server.folder, bindir, run_as)
+    finally:
+        reaper = _REAPERS.pop(server.folder, None)
+        if reaper is not None and reaper.stdin is not None:
+            # Its pipe ends: it finds the folder gone, and exits.
+            reaper.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                reaper.wait(_RUN_TIMEOUT)
+
+
+def _stop_cluster(folder: Path, bindir: Path, run_as: _RunAs) -> None:
+    """Stop the server whose cluster is in *folder*, if it runs, and remove the folder."""
+    data = folder / "data"
     stopped = run_as.run(
         [str(bindir / "pg_ctl"), f"--pgdata={data}", "--mode=immediate", "--wait", "stop"],
-        server.folder,
+        folder,
     )
     if stopped.returncode != 0 and (data / "postmaster.pid").exists():
         # pg_ctl failed, yet the server may run: end the postmaster itself.
         with contextlib.suppress(OSError, ValueError, IndexError):
             pid = int((data / "postmaster.pid").read_text().splitlines()[0])
             os.kill(pid, signal.SIGKILL)
-    shutil.rmtree(server.folder, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -81,6 +81,10 @@ def _judge(
             **factories,
         )
         failed = {r.requirement.id for r in report.results if r.status == "failed"}
+        for result in report.results:
+            # A hang says what the loop's thread did meanwhile: idle, busy or starved.
+            if "did not settle within" in result.message:
+                assert "the loop's thread ran" in result.message, result.message
         if failed & wanted:
             break
     return failed, time.monotonic() - started, report.ok

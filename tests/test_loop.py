@@ -128,6 +128,36 @@ def test_every_hostile_scenario_ends_in_bounded_time_and_says_why(
         assert result.longest.judged(BOUND) in {"blocked", None}
 
 
+def test_a_hang_says_whether_the_loop_sat_idle_or_kept_busy() -> None:
+    """An example at its limit reports what its loop's thread did: idle waiting, or busy.
+
+    One awaiting a future that never comes leaves the thread idle; one that
+    reschedules itself with ``call_soon`` keeps it on a CPU the whole time.
+    """
+
+    async def busy() -> None:
+        loop = asyncio.get_running_loop()
+
+        def again() -> None:
+            loop.call_soon(again)
+
+        again()
+        await asyncio.Event().wait()
+
+    idle, _ = _run(_hangs)
+    assert idle.hung is not None
+    assert idle.hung.seconds >= LIMIT * 0.9
+    assert idle.hung.on_cpu < LIMIT / 2
+    assert "was idle" in idle.hung.describe()
+    spinning, _ = _run(busy)
+    assert spinning.hung is not None
+    on_cpu = spinning.hung.on_cpu + (spinning.hung.waiting or 0.0)
+    assert on_cpu > LIMIT * 0.5, spinning.hung
+    assert spinning.hung.on_cpu > idle.hung.on_cpu
+    settled, _ = _run(_answers)
+    assert settled.hung is None
+
+
 def test_a_blocking_call_is_measured_as_a_stall() -> None:
     """A blocking call shorter than the patience is still seen, by the heartbeat."""
 

@@ -11,7 +11,12 @@ from typing import Any, NoReturn, cast
 
 import pytest
 
-from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest, ScriptedProvider
+from dsh_user_interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ScriptedProvider,
+    UserInteractionService,
+)
 from dsh_user_interaction_conformance import (
     CHECKS,
     Capabilities,
@@ -350,6 +355,49 @@ def test_a_raising_service_factory_is_a_setup_error() -> None:
     """A service factory that raises stops the run with one SetupError naming it."""
     with pytest.raises(SetupError, match=r"service factory .*raising_factory raised ValueError"):
         run_suite(service_factory=raising_factory, kinds=["service"], profile="quick", seed=1)
+
+
+class _Unending:
+    """A service whose ``ask()`` awaits something that never comes."""
+
+    def __init__(self) -> None:
+        self._inner = UserInteractionService()
+
+    def register_provider(self, provider: Any) -> Any:
+        return self._inner.register_provider(provider)
+
+    @property
+    def provider(self) -> object:
+        return self._inner.provider
+
+    async def ask(self, request: Any) -> Any:
+        await asyncio.Event().wait()
+
+
+@pytest.mark.slow
+def test_a_hang_is_reported_with_what_the_loop_did_meanwhile() -> None:
+    """An ask that never settles fails its requirement, saying its loop sat idle meanwhile."""
+    report = run_suite(
+        service_factory=_Unending,
+        kinds=["service"],
+        only=["service-pass-through"],
+        profile="quick",
+        seed=1,
+        shrink=False,
+        bound=0.2,
+    )
+    failed = {r.requirement.id: r.message for r in report.results if r.status == "failed"}
+    message = failed["SVC-PASS-1"]
+    found = re.fullmatch(
+        r"ask\(\) did not settle within 2\.6 s \(in (?P<seconds>[\d.]+) s the loop's thread"
+        r" ran (?P<ran>[\d.]+) s(?:, waited [\d.]+ s for a CPU)? and was idle (?P<idle>[\d.]+) s\)",
+        message,
+    )
+    assert found is not None, message
+    # Waiting on nothing that comes: the thread sat idle, and hardly ran.
+    assert float(found["ran"]) < 1.0, message
+    assert float(found["idle"]) > 1.0, message
+    assert float(found["seconds"]) >= 2.5, message
 
 
 def test_async_factories_and_aclose_after_every_example() -> None:

@@ -870,7 +870,8 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             why = ""
             if result.ignored_cancel:
                 why = f"; it ignores cancellation (still running {runtime.bound:g} s after it)"
-            problems.append((requirement, f"{what} did not settle within {limit:g} s{why}"))
+            seen = result.hung.describe() if result.hung is not None else ""
+            problems.append((requirement, f"{what} did not settle within {limit:g} s{seen}{why}"))
             slow = True
         elif result.error is not None and not isinstance(result.error, Failure):
             requirement, what = state.waiting

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, cast
 
 __all__ = [
+    "Hung",
     "LoopResult",
     "Stall",
     "abandoned",
@@ -169,6 +170,8 @@ class LoopResult:
     error: BaseException | None = None
     #: It was cancelled at the limit and was still running ``bound`` seconds later.
     ignored_cancel: bool = False
+    #: What the loop's thread did until the limit, when the scenario reached it.
+    hung: Hung | None = None
     #: The longest time the loop went without running its heartbeat, in seconds.
     stall: float = 0.0
     #: The longest stall, with what the loop's thread did in it.
@@ -396,6 +399,72 @@ async def _within(awaitable: Awaitable[object], seconds: float) -> tuple[bool, o
     return bool(done), task
 
 
+@dataclass(frozen=True)
+class Hung:
+    """What the loop's thread did while an example ran to its limit without settling.
+
+    A subject that waits on something that never comes leaves its thread
+    idle; one that keeps the loop busy (a callback that reschedules itself)
+    spends the time on a CPU. The wall-clock shift is how far ``time.time()``
+    moved against the monotonic clock meanwhile: a deadline in epoch seconds
+    drifts with it.
+    """
+
+    #: Seconds of monotonic time from the scenario's start to its limit.
+    seconds: float
+    #: The loop thread's CPU time in them.
+    on_cpu: float
+    #: Its time runnable but waiting for a CPU, when known (Linux).
+    waiting: float | None
+    #: How far the wall clock moved against the monotonic clock, in seconds.
+    wall_shift: float
+
+    def describe(self) -> str:
+        """A clause for the failure's message."""
+        waited = "" if self.waiting is None else f", waited {self.waiting:.2f} s for a CPU"
+        shift = (
+            f"; the wall clock moved {self.wall_shift:+.2f} s against the monotonic clock"
+            if abs(self.wall_shift) >= 0.1
+            else ""
+        )
+        idle = max(0.0, self.seconds - self.on_cpu - (self.waiting or 0.0))
+        return (
+            f" (in {self.seconds:.2f} s the loop's thread ran {self.on_cpu:.2f} s{waited}"
+            f" and was idle {idle:.2f} s{shift})"
+        )
+
+
+class _Mark(NamedTuple):
+    """The loop thread's clocks at one moment (read on that thread)."""
+
+    monotonic: float
+    on_cpu: float
+    waiting: float | None
+    wall: float
+
+    @classmethod
+    def now(cls) -> _Mark:
+        times = thread_times(threading.get_native_id())
+        return cls(
+            time.monotonic(),
+            time.thread_time(),
+            None if times is None else times[1],
+            time.time() - time.monotonic(),
+        )
+
+    def hung(self) -> Hung:
+        after = _Mark.now()
+        waiting = (
+            None if self.waiting is None or after.waiting is None else after.waiting - self.waiting
+        )
+        return Hung(
+            after.monotonic - self.monotonic,
+            after.on_cpu - self.on_cpu,
+            waiting,
+            after.wall - self.wall,
+        )
+
+
 async def _scenario_phase(
     result: LoopResult,
     *,
@@ -406,8 +475,10 @@ async def _scenario_phase(
 ) -> None:
     task = asyncio.get_running_loop().create_task(scenario(), name="dsh-conformance-scenario")
     result.scenario = task
+    mark = _Mark.now()
     done, _ = await asyncio.wait({task}, timeout=limit)
     if not done:
+        result.hung = mark.hung()
         on_limit()
         task.cancel()
         done, _ = await asyncio.wait({task}, timeout=bound)

@@ -51,6 +51,8 @@ nitpick_ignore = [
     ("py:class", "dsh_user_interaction_conformance._baseline.FailureForm"),
     ("py:class", "dsh_user_interaction_conformance._store_subject.SQLiteStoreSubject"),
     ("py:class", "dsh_user_interaction._durable.AgentT"),
+    # The type variable of run_tool: what the tool's body returns.
+    ("py:class", "T"),
 ] + [
     ("py:class", f"dsh_user_interaction_conformance._engine.{name}")
     for name in ("Draws", "Setup", "Scenario", "FailureRecord", "StallRecord")

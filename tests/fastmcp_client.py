@@ -9,8 +9,8 @@ this file in the project's environment needs nothing of it.
 Usage: ``python -I fastmcp_client.py SERVER``, where SERVER is the JSON of
 ``{"command", "args", "env"}``. It calls the tool once for each scenario of
 :data:`SCENARIOS` over one connection made with the initialize handshake
-(``mode="legacy"``), then once over a connection in fastmcp's default mode, and
-prints one JSON object: per scenario, what the elicitation handler received
+(``mode="legacy"``), then once over a connection in fastmcp's default mode
+(revision 2026-07-28, answered as in ``unset``), and prints one JSON object: per scenario, what the elicitation handler received
 and sent, and the tool's result.
 """
 
@@ -50,7 +50,7 @@ async def main(server: dict[str, Any]) -> dict[str, Any]:
         seen = report[scenario]
         seen["message"] = message
         seen["fields"] = list(params.requested_schema["properties"])
-        if scenario == "unset":
+        if scenario in {"unset", "auto"}:
             # As a user of fastmcp's response type writes it: the fields left out are unset.
             answer = response_type(q1="Safe", q2=["docs", "tests"])
         elif scenario == "unchecked":

@@ -3,7 +3,9 @@
 Run as a subprocess by ``tests/test_mcp.py``: the model-facing tool of
 ``dsh_user_interaction.tool`` runs on the server, with an
 :class:`~dsh_user_interaction.extra.mcp.McpElicitationProvider` registered
-on its service, so every call asks the client through elicitation.
+on its service, so every call asks the client through elicitation: by
+``elicitation/create`` on a legacy connection, and by input-required rounds
+on revision 2026-07-28 (``run_tool``).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import Any
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 
 from dsh_user_interaction import UserInteractionService
-from dsh_user_interaction.extra.mcp import McpElicitationProvider, tool_call
+from dsh_user_interaction.extra.mcp import McpElicitationProvider, run_tool
 from dsh_user_interaction.tool import ASK_USER_QUESTION_TOOL, ask_user_question
 
 service = UserInteractionService()
@@ -37,17 +40,23 @@ async def list_tools(
 
 async def call_tool(
     ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-) -> types.CallToolResult:
-    with tool_call(ctx):
+) -> types.CallToolResult | types.InputRequiredResult:
+    async def body() -> types.CallToolResult:
         result = await ask_user_question(service, params.arguments or {})
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error
-    )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error
+        )
+
+    # One code path: elicitation requests on a legacy connection, rounds on 2026-07-28.
+    return await run_tool(ctx, body, params=params)
 
 
 async def main() -> None:
-    server: Server[Any] = Server(
-        "dsh-user-interaction-stdio", on_list_tools=list_tools, on_call_tool=call_tool
+    name = "dsh-user-interaction-stdio"
+    server: Server[Any] = Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+    # A low-level server seals its request states only with this middleware (MCPServer adds it).
+    server.middleware.append(
+        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name)
     )
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

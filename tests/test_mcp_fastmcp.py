@@ -154,18 +154,17 @@ def test_a_failing_fastmcp_handler_and_a_decline_reach_the_agent_as_errors() -> 
 
 
 @pytest.mark.slow
-def test_fastmcps_default_mode_has_no_back_channel_and_the_agent_is_told_so() -> None:
-    """In its default mode fastmcp's client connects at 2026-07-28: nobody is asked; the tool says why.
+def test_fastmcps_default_mode_answers_through_input_required_rounds() -> None:
+    """In its default mode fastmcp's client connects at 2026-07-28, and the ask still works.
 
-    Elicitation through the bridge needs a fastmcp client made with ``mode="legacy"``.
+    The server runs the tool's body with ``run_tool``: the call ends with an
+    input request, fastmcp's handler answers it with its typed reply, and
+    the retried call returns the agent's answer, the same as over a legacy
+    connection.
     """
-    auto = _report()["auto"]
-    assert "message" not in auto  # the handler was never called
-    assert auto["result"] == {
-        "text": [
-            "Error: this MCP connection (protocol revision 2026-07-28) has no back-channel for "
-            "requests to the client, so the user cannot be asked through it; elicitation needs "
-            "a connection made with the initialize handshake"
-        ],
-        "is_error": True,
-    }
+    report = _report()
+    auto = report["auto"]
+    assert auto["fields"] == report["unset"]["fields"]
+    assert auto["sent"] == report["unset"]["sent"]
+    assert auto["result"] == report["unset"]["result"]
+    assert auto["result"]["is_error"] is False

@@ -27,6 +27,8 @@ the raw content kept on the error. It never becomes a wrong answer.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -78,6 +80,15 @@ class Form:
     def field(self, name: str) -> FormField | None:
         """The field of property *name*, or ``None`` for a name the form never offered."""
         return next((f for f in self.fields if f.name == name), None)
+
+    @property
+    def digest(self) -> str:
+        """The digest of the message and the schema, which ties an answer to its form.
+
+        Lone surrogates in model text are escaped, so every form has one.
+        """
+        text = json.dumps([self.message, self.schema], sort_keys=True, ensure_ascii=True)
+        return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
 
 
 def _labels(question: AskUserQuestionItem) -> list[str]:

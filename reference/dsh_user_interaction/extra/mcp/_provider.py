@@ -32,7 +32,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -52,12 +52,18 @@ from dsh_user_interaction import (
 from ._errors import ElicitationCancelled, ElicitationUnsupported
 from ._form import Form, answer_of_content, form_of
 
+if TYPE_CHECKING:
+    from ._rounds import Rounds
+
 __all__ = [
     "ASK_META_KEY",
+    "CURRENT_CALL",
     "PROTOCOL_VERSION",
     "REASON_META_KEY",
+    "Call",
     "McpElicitationProvider",
     "ToolCallContext",
+    "call_of",
     "tool_call",
 ]
 
@@ -75,11 +81,17 @@ ToolCallContext: TypeAlias = "ServerRequestContext[Any, Any] | Context[Any, Any]
 
 
 @dataclass(frozen=True, slots=True)
-class _Call:
+class Call:
     """A tool call in progress: the session to ask through, and the request it belongs to."""
 
     session: ServerSession
     request_id: types.RequestId | None
+    #: On revision 2026-07-28, inside ``run_tool``: the round the call is in.
+    rounds: Rounds | None = None
+
+    def with_rounds(self, rounds: Rounds) -> Call:
+        """The same call, asking in *rounds* (``_rounds.py``)."""
+        return Call(self.session, self.request_id, rounds)
 
 
 def _is_tool_context(value: object) -> TypeIs[Context[Any, Any]]:
@@ -87,12 +99,12 @@ def _is_tool_context(value: object) -> TypeIs[Context[Any, Any]]:
     return isinstance(value, Context)
 
 
-def _call_of(context: object) -> _Call:
+def call_of(context: object) -> Call:
     if isinstance(context, ServerRequestContext):
-        return _Call(context.session, context.request_id)
+        return Call(context.session, context.request_id)
     if _is_tool_context(context):
         inner = context.request_context
-        return _Call(inner.session, inner.request_id)
+        return Call(inner.session, inner.request_id)
     msg = (
         "a tool call's context is the ServerRequestContext of a low-level handler "
         f"or the Context of an MCPServer tool, not {type(context).__name__}"
@@ -100,7 +112,9 @@ def _call_of(context: object) -> _Call:
     raise TypeError(msg)
 
 
-_CURRENT: ContextVar[_Call | None] = ContextVar("dsh_user_interaction_mcp_tool_call", default=None)
+CURRENT_CALL: ContextVar[Call | None] = ContextVar(
+    "dsh_user_interaction_mcp_tool_call", default=None
+)
 
 
 @contextmanager
@@ -112,11 +126,11 @@ def tool_call(context: ToolCallContext) -> Generator[None]:
     context. Tasks started inside the block inherit it, and concurrent tool
     calls each see their own.
     """
-    token = _CURRENT.set(_call_of(context))
+    token = CURRENT_CALL.set(call_of(context))
     try:
         yield
     finally:
-        _CURRENT.reset(token)
+        CURRENT_CALL.reset(token)
 
 
 def _supports_form(session: ServerSession) -> bool:
@@ -153,7 +167,7 @@ class McpElicitationProvider:
         custom_text: bool = True,
         cancel_grace: float = 0.1,
     ) -> None:
-        self._call = None if context is None else _call_of(context)
+        self._call = None if context is None else call_of(context)
         self._custom_text = custom_text
         #: At most this long, in seconds, an abort or cancellation waits for the
         #: cancellation of the outstanding request to be written.
@@ -179,8 +193,8 @@ class McpElicitationProvider:
         """How many asks wait for the client."""
         return len(self._pending)
 
-    def _current(self) -> _Call:
-        call = self._call or _CURRENT.get()
+    def _current(self) -> Call:
+        call = CURRENT_CALL.get() if self._call is None else self._call
         if call is None:
             msg = (
                 "McpElicitationProvider.ask() ran outside an MCP tool call: build the provider "
@@ -193,12 +207,12 @@ class McpElicitationProvider:
                 "so the user cannot be asked through it; asking again will not help"
             )
             raise ElicitationUnsupported(msg)
-        if not call.session.can_send_request:
+        if call.rounds is None and not call.session.can_send_request:
             msg = (
                 "this MCP connection (protocol revision "
                 f"{call.session.protocol_version}) has no back-channel for requests to the "
-                "client, so the user cannot be asked through it; elicitation needs a "
-                "connection made with the initialize handshake"
+                "client: on revision 2026-07-28, run the tool's body with "
+                "run_tool(ctx, body), which asks through input-required results"
             )
             raise ElicitationUnsupported(msg)
         return call
@@ -220,12 +234,11 @@ class McpElicitationProvider:
             raise UserInteractionError.of(ErrorCode.EMPTY_QUESTIONS)
         call = self._current()
         form = self.form_of(request)
+        if call.rounds is not None:
+            return await self._ask_in_rounds(call.rounds, request, form)
         self._numbers += 1
         pending = _Pending(self._numbers, request)
-        meta = cast("types.RequestParamsMeta", {ASK_META_KEY: pending.number})
-        params = types.ElicitRequestFormParams(
-            message=form.message, requested_schema=form.schema, _meta=meta
-        )
+        params = self._params(form, pending.number)
         loop = asyncio.get_running_loop()
         aborted: asyncio.Future[None] = loop.create_future()
 
@@ -259,7 +272,49 @@ class McpElicitationProvider:
             self._pending.remove(pending)
         return self._read(request, form, result)
 
-    async def _send(self, call: _Call, params: types.ElicitRequestFormParams) -> types.ElicitResult:
+    @staticmethod
+    def _params(form: Form, number: int) -> types.ElicitRequestFormParams:
+        meta = cast("types.RequestParamsMeta", {ASK_META_KEY: number})
+        return types.ElicitRequestFormParams(
+            message=form.message, requested_schema=form.schema, _meta=meta
+        )
+
+    async def _ask_in_rounds(
+        self, rounds: Rounds, request: AskUserQuestionRequest[Any], form: Form
+    ) -> AskUserQuestionAnswer:
+        """Revision 2026-07-28: the answer a round gave, or an input request and a wait.
+
+        The wait ends when the round does (``run_tool`` cancels the body), or
+        with ``ASK_ABORTED`` when the signal aborts first.
+        """
+        key = rounds.key_of(request)
+        digest = form.digest
+        given = rounds.answer_for(key, digest)
+        if given is not None:
+            return self._read(request, form, given)
+        self._numbers += 1
+        pending = _Pending(self._numbers, request)
+        aborted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def on_abort(_signal: object) -> None:
+            if not aborted.done():
+                aborted.set_result(None)
+
+        signal = request.get("signal")
+        remove = None if signal is None else signal.add_listener(on_abort)
+        self._pending.append(pending)
+        rounds.need(key, digest, self._params(form, pending.number))
+        try:
+            # Until the round ends (run_tool cancels the body), or the signal aborts.
+            await asyncio.shield(aborted)
+            rounds.withdraw(key)
+        finally:
+            if remove is not None:
+                remove()
+            self._pending.remove(pending)
+        raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
+
+    async def _send(self, call: Call, params: types.ElicitRequestFormParams) -> types.ElicitResult:
         return await call.session.send_request(
             types.ElicitRequest(params=params),
             types.ElicitResult,

@@ -1,0 +1,393 @@
+"""MCP revision 2026-07-28: asks across input-required round trips, with one code path.
+
+A tool's body runs through ``run_tool``: on a legacy connection each ask is
+an ``elicitation/create`` request, and on 2026-07-28 the call ends with an
+``InputRequiredResult`` until every ask has its answer, the body running
+again on each retry. Real SDK clients and servers, in process; the
+``requestState`` is sealed by the SDK and refused here when it is used
+twice, has expired, was tampered with, or answers another form.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+
+from dsh_user_interaction import (
+    AbortController,
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ErrorCode,
+    ScriptedProvider,
+    UserInteractionError,
+    UserInteractionService,
+)
+from dsh_user_interaction.extra.mcp import (
+    ElicitationCancelled,
+    ElicitationUnsupported,
+    McpElicitationProvider,
+    elicitation_callback,
+    form_of,
+    run_tool,
+    tool_call,
+)
+
+from .helpers import run
+
+MODE: Any = {
+    "id": "mode",
+    "question": "Which mode?",
+    "options": [{"label": "Fast"}, {"label": "Safe"}],
+}
+WHY: Any = {"id": "why", "question": "Why?"}
+ROUND_TRIP = "2026-07-28"
+
+
+def _human(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    """Picks "Safe", skips every text of its own, and types "because" where there is no choice."""
+    answers: list[Any] = []
+    for question in request["questions"]:
+        if "options" in question:
+            answers.append({"id": question["id"], "selected": ["Safe"]})
+        elif question["id"].endswith("_other"):
+            answers.append({"id": question["id"], "selected": []})
+        else:
+            answers.append({"id": question["id"], "selected": [], "custom": "because"})
+    return {"answers": answers}
+
+
+class _Deployer:
+    """An MCP server whose tool asks through the seam: once or twice, in turn or together."""
+
+    def __init__(self, *, ttl: float = 600.0) -> None:
+        self.server = MCPServer("deployer")
+        self.service = UserInteractionService()
+        self.service.register_provider(McpElicitationProvider())
+        #: How many times a body ran, and the rounds' raw states.
+        self.runs = 0
+        self.outcomes: list[object] = []
+        deployer = self
+
+        @self.server.tool()
+        async def deploy(ctx: Context, together: bool = False) -> str | types.InputRequiredResult:
+            """Ask the mode, then why (or both at once)."""
+
+            async def body() -> str:
+                deployer.runs += 1
+                if together:
+                    first, second = await asyncio.gather(
+                        deployer.service.ask({"questions": [MODE]}),
+                        deployer.service.ask({"questions": [WHY]}),
+                    )
+                else:
+                    first = await deployer.service.ask({"questions": [MODE]})
+                    second = await deployer.service.ask({"questions": [WHY]})
+                picked = first["answers"][0]["selected"]
+                return f"{picked[0]} / {second['answers'][0].get('custom')}"
+
+            return await run_tool(ctx, body, ttl=ttl)
+
+        @self.server.tool()
+        async def guarded(ctx: Context) -> str | types.InputRequiredResult:
+            """Ask once; say how the ask ended."""
+
+            async def body() -> str:
+                try:
+                    await deployer.service.ask({"questions": [MODE]})
+                except UserInteractionError as error:
+                    deployer.outcomes.append(error)
+                    return f"ended: {error.code}"
+                return "answered"
+
+            return await run_tool(ctx, body)
+
+        @self.server.tool()
+        async def pushed(ctx: Context) -> str:
+            """Asks inside tool_call() only: the legacy way."""
+            with tool_call(ctx):
+                answer = await deployer.service.ask({"questions": [MODE]})
+            return str(answer["answers"][0]["selected"])
+
+    def client(self, mode: str) -> Client:
+        return Client(self.server, mode=mode, elicitation_callback=_callback())
+
+
+def _callback() -> Any:
+    return elicitation_callback(ScriptedProvider(respond=_human))
+
+
+def _text(result: types.CallToolResult) -> str:
+    content = result.content[0]
+    assert isinstance(content, types.TextContent)
+    return content.text
+
+
+@pytest.mark.parametrize(
+    ("mode", "version", "runs"), [("legacy", "2025-11-25", 1), (ROUND_TRIP, ROUND_TRIP, 3)]
+)
+def test_the_same_tool_code_asks_on_either_revision(mode: str, version: str, runs: int) -> None:
+    """Legacy: two elicitation requests in one call. 2026-07-28: three rounds, the body re-run."""
+
+    async def main() -> None:
+        deployer = _Deployer()
+        async with deployer.client(mode) as client:
+            assert client.protocol_version == version
+            result = await client.call_tool("deploy", {})
+            assert not result.is_error, result
+            assert _text(result) == "Safe / because"
+        assert deployer.runs == runs
+
+    run(main())
+
+
+def test_asks_made_together_go_out_in_one_round() -> None:
+    """Two asks gathered in one body are two input requests of one result: two rounds."""
+
+    async def main() -> None:
+        deployer = _Deployer()
+        async with deployer.client(ROUND_TRIP) as client:
+            first = await client.session.call_tool(
+                "deploy", {"together": True}, allow_input_required=True
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            assert sorted(first.input_requests or {}) == ["ask-1", "ask-2"]
+            result = await client.call_tool("deploy", {"together": True})
+            assert _text(result) == "Safe / because"
+        assert deployer.runs == 1 + 2
+
+    run(main())
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_a_declined_or_cancelled_form_ends_the_ask_as_a_dismissal(action: str) -> None:
+    """The body's ask raises ASK_CANCELLED, keeping which of the two the user chose."""
+
+    async def main() -> None:
+        deployer = _Deployer()
+        async with deployer.client(ROUND_TRIP) as client:
+            first = await client.session.call_tool("guarded", {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult)
+            (key,) = first.input_requests or {}
+            result = await client.session.call_tool(
+                "guarded",
+                {},
+                input_responses={key: types.ElicitResult(action=action)},  # type: ignore[arg-type]
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+            assert isinstance(result, types.CallToolResult)
+            assert _text(result) == "ended: ASK_CANCELLED"
+        (error,) = deployer.outcomes
+        assert isinstance(error, ElicitationCancelled)
+        assert error.action == action
+
+    run(main())
+
+
+async def _first_round(client: Client) -> tuple[str, str]:
+    first = await client.session.call_tool("guarded", {}, allow_input_required=True)
+    assert isinstance(first, types.InputRequiredResult)
+    assert first.request_state is not None
+    (key,) = first.input_requests or {}
+    return key, first.request_state
+
+
+def _picked(key: str) -> dict[str, Any]:
+    return {key: types.ElicitResult(action="accept", content={"q1": "Safe"})}
+
+
+def test_a_request_state_is_used_once() -> None:
+    """A retry that sends a state again, after it was used, is refused with INVALID_PARAMS."""
+
+    async def main() -> None:
+        deployer = _Deployer()
+        async with deployer.client(ROUND_TRIP) as client:
+            key, state = await _first_round(client)
+            answered = await client.session.call_tool(
+                "guarded", {}, input_responses=_picked(key), request_state=state
+            )
+            assert _text(answered) == "answered"
+            with pytest.raises(MCPError) as refused:
+                await client.session.call_tool(
+                    "guarded", {}, input_responses=_picked(key), request_state=state
+                )
+            assert refused.value.code == types.INVALID_PARAMS
+            assert refused.value.message == (
+                "requestState refused: it was used already; call the tool again from the start"
+            )
+
+    run(main())
+
+
+def test_a_tampered_or_forged_request_state_is_refused() -> None:
+    """The SDK's seal refuses a state changed on the way, or made up by the client."""
+
+    async def main() -> None:
+        deployer = _Deployer()
+        async with deployer.client(ROUND_TRIP) as client:
+            key, state = await _first_round(client)
+            flipped = state[:-3] + ("A" if state[-3] != "A" else "B") + state[-2:]
+            forged = '{"v":1,"n":"x","exp":1e12,"known":{},"asked":{}}'
+            for bad in (flipped, forged):
+                with pytest.raises(MCPError) as refused:
+                    await client.session.call_tool(
+                        "guarded", {}, input_responses=_picked(key), request_state=bad
+                    )
+                assert refused.value.code == types.INVALID_PARAMS
+
+    run(main())
+
+
+def test_an_expired_request_state_is_refused() -> None:
+    """A state older than run_tool's ttl is refused, whatever the seal's own time to live."""
+
+    async def main() -> None:
+        deployer = _Deployer(ttl=0.05)
+        async with deployer.client(ROUND_TRIP) as client:
+            first = await client.session.call_tool("deploy", {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult)
+            await asyncio.sleep(0.1)
+            with pytest.raises(MCPError) as refused:
+                await client.session.call_tool(
+                    "deploy",
+                    {},
+                    input_responses=_picked("ask-1"),
+                    request_state=first.request_state,
+                )
+            assert refused.value.message == (
+                "requestState refused: it has expired; call the tool again from the start"
+            )
+
+    run(main())
+
+
+def test_an_answer_to_another_form_is_never_used() -> None:
+    """A body that asks something else under the same key on the retry is asked again."""
+    questions = [MODE]
+
+    async def main() -> None:
+        server = MCPServer("changing")
+        service = UserInteractionService()
+        service.register_provider(McpElicitationProvider())
+
+        @server.tool()
+        async def changing(ctx: Context) -> str | types.InputRequiredResult:
+            async def body() -> str:
+                answer = await service.ask({"questions": list(questions)})
+                return str(answer["answers"])
+
+            return await run_tool(ctx, body)
+
+        async with Client(server, mode=ROUND_TRIP, elicitation_callback=_callback()) as client:
+            first = await client.session.call_tool("changing", {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult)
+            questions[:] = [{**MODE, "options": [{"label": "Safe"}, {"label": "Fast"}]}]
+            again = await client.session.call_tool(
+                "changing",
+                {},
+                input_responses=_picked("ask-1"),
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+            # Asked again, with the new form: "Safe" is not read as the old form's answer.
+            assert isinstance(again, types.InputRequiredResult)
+            request = (again.input_requests or {})["ask-1"]
+            assert isinstance(request, types.ElicitRequest)
+            assert isinstance(request.params, types.ElicitRequestFormParams)
+            assert [
+                o["const"] for o in request.params.requested_schema["properties"]["q1"]["oneOf"]
+            ] == [
+                "Safe",
+                "Fast",
+            ]
+
+    run(main())
+
+
+def test_an_abort_ends_the_ask_and_asks_nothing() -> None:
+    """A signal that aborts while the ask waits for its round ends it with ASK_ABORTED."""
+
+    async def main() -> None:
+        server = MCPServer("aborting")
+        service = UserInteractionService()
+        service.register_provider(McpElicitationProvider())
+        outcomes: list[object] = []
+
+        @server.tool()
+        async def aborting(ctx: Context) -> str | types.InputRequiredResult:
+            async def body() -> str:
+                controller = AbortController()
+                asyncio.get_running_loop().call_soon(controller.abort)
+                try:
+                    await service.ask({"questions": [MODE], "signal": controller.signal})
+                except UserInteractionError as error:
+                    outcomes.append(error.code)
+                return "stopped"
+
+            return await run_tool(ctx, body)
+
+        async with Client(server, mode=ROUND_TRIP, elicitation_callback=_callback()) as client:
+            result = await client.session.call_tool("aborting", {}, allow_input_required=True)
+            assert isinstance(result, types.CallToolResult)
+            assert _text(result) == "stopped"
+        assert outcomes == [ErrorCode.ASK_ABORTED]
+
+    run(main())
+
+
+def test_tool_call_alone_on_the_new_revision_says_to_use_run_tool() -> None:
+    """Without run_tool, a 2026-07-28 connection cannot be asked: the error says what to do."""
+
+    async def main() -> None:
+        deployer = _Deployer()
+        async with deployer.client(ROUND_TRIP) as client:
+            result = await client.call_tool("pushed", {})
+            assert result.is_error
+        async with deployer.client("legacy") as client:
+            assert _text(await client.call_tool("pushed", {})) == "['Safe']"
+
+    run(main())
+    provider = McpElicitationProvider()
+    with pytest.raises(ElicitationUnsupported, match="outside an MCP tool call"):
+        run(provider.ask({"questions": [MODE]}))
+
+
+@pytest.mark.parametrize("ttl", [0, -1.0, float("nan"), float("inf")])
+def test_run_tool_refuses_a_time_to_live_that_is_not_positive(ttl: float) -> None:
+    """The state's time to live is a positive, finite number of seconds."""
+
+    async def main() -> None:
+        deployer = MCPServer("ttl")
+
+        @deployer.tool()
+        async def ask(ctx: Context) -> str | types.InputRequiredResult:
+            async def body() -> str:
+                return "never"
+
+            return await run_tool(ctx, body, ttl=ttl)
+
+        async with Client(deployer, mode=ROUND_TRIP) as client:
+            result = await client.call_tool("ask", {})
+            assert result.is_error
+
+    run(main())
+
+
+def test_every_form_has_a_digest_and_another_form_another() -> None:
+    """Model text with lone surrogates still digests; a changed label changes the digest."""
+    odd: Any = {"id": "odd", "question": "Pick \ud800?", "options": [{"label": "\udfff"}]}
+    swapped: Any = {**MODE, "options": [{"label": "Safe"}, {"label": "Fast"}]}
+    forms = [
+        form_of({"questions": [MODE]}),
+        form_of({"questions": [swapped]}),
+        form_of({"questions": [odd]}),
+    ]
+    digests = [form.digest for form in forms]
+    assert len(set(digests)) == 3
+    assert forms[0].digest == form_of({"questions": [MODE]}).digest

@@ -11,6 +11,7 @@ on revision 2026-07-28 (``run_tool``).
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import mcp_types as types
@@ -22,6 +23,9 @@ from mcp.server.stdio import stdio_server
 from dsh_user_interaction import UserInteractionService
 from dsh_user_interaction.extra.mcp import McpElicitationProvider, run_tool
 from dsh_user_interaction.tool import ASK_USER_QUESTION_TOOL, ask_user_question
+
+#: The environment variable holding the key that seals request states (else one of its own).
+STATE_KEY_VARIABLE = "DSH_TEST_STATE_KEY"
 
 service = UserInteractionService()
 service.register_provider(McpElicitationProvider())
@@ -54,10 +58,11 @@ async def call_tool(
 async def main() -> None:
     name = "dsh-user-interaction-stdio"
     server: Server[Any] = Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
-    # A low-level server seals its request states only with this middleware (MCPServer adds it).
-    server.middleware.append(
-        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name)
-    )
+    # A low-level server seals its request states only with this middleware (MCPServer
+    # adds it). Workers given the same key (STATE_KEY_VARIABLE) accept each other's states.
+    key = os.environ.get(STATE_KEY_VARIABLE)
+    security = RequestStateSecurity(keys=[key]) if key else RequestStateSecurity.ephemeral()
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

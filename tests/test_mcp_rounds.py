@@ -11,11 +11,15 @@ twice, has expired, was tampered with, or answers another form.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 
@@ -391,3 +395,56 @@ def test_every_form_has_a_digest_and_another_form_another() -> None:
     digests = [form.digest for form in forms]
     assert len(set(digests)) == 3
     assert forms[0].digest == form_of({"questions": [MODE]}).digest
+
+
+_WORKER = Path(__file__).with_name("mcp_stdio_server.py")
+_ASK: Any = {"questions": [MODE]}
+
+
+def _worker(key: str) -> StdioServerParameters:
+    """A server process on stdio, whose request states are sealed with *key*."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[str(_WORKER)],
+        env={"PYTHONPATH": os.pathsep.join(sys.path), "DSH_TEST_STATE_KEY": key},
+    )
+
+
+@pytest.mark.slow
+def test_a_retry_completes_on_another_worker_with_the_same_keys_only() -> None:
+    """Round one on one server process, the retry on another: it completes where keys agree.
+
+    Nothing is pending on the first process between the rounds; the state
+    carries what the retry needs. A process with other keys cannot open it.
+    """
+    shared, other = "a" * 32 + "shared-key", "b" * 32 + "other-key"
+
+    async def main() -> None:
+        async with Client(
+            _worker(shared), mode=ROUND_TRIP, elicitation_callback=_callback()
+        ) as first:
+            assert first.protocol_version == ROUND_TRIP
+            round_one = await first.session.call_tool(
+                "ask_user_question", _ASK, allow_input_required=True
+            )
+        assert isinstance(round_one, types.InputRequiredResult)
+        (key,) = round_one.input_requests or {}
+        state = round_one.request_state
+        async with Client(
+            _worker(other), mode=ROUND_TRIP, elicitation_callback=_callback()
+        ) as stranger:
+            with pytest.raises(MCPError) as refused:
+                await stranger.session.call_tool(
+                    "ask_user_question", _ASK, input_responses=_picked(key), request_state=state
+                )
+            assert refused.value.code == types.INVALID_PARAMS
+        async with Client(
+            _worker(shared), mode=ROUND_TRIP, elicitation_callback=_callback()
+        ) as second:
+            done = await second.session.call_tool(
+                "ask_user_question", _ASK, input_responses=_picked(key), request_state=state
+            )
+        assert not done.is_error, done
+        assert json.loads(_text(done)) == {"answers": [{"id": "mode", "selected": ["Safe"]}]}
+
+    run(main(), bound=60)

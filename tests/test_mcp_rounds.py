@@ -41,8 +41,11 @@ from dsh_user_interaction.extra.mcp import (
     run_tool,
     tool_call,
 )
+from dsh_user_interaction.extra.mcp.testing import mcp_round_trip_subject
+from dsh_user_interaction_conformance import run_suite
 
-from .helpers import run
+from .gallery.mcp import BROKEN_ROUNDS
+from .helpers import caught_within, rotating_seed, run
 
 MODE: Any = {
     "id": "mode",
@@ -160,7 +163,10 @@ def test_asks_made_together_go_out_in_one_round() -> None:
                 "deploy", {"together": True}, allow_input_required=True
             )
             assert isinstance(first, types.InputRequiredResult)
-            assert sorted(first.input_requests or {}) == ["ask-1", "ask-2"]
+            keys = sorted(first.input_requests or {})
+            call = keys[0].split(".", 1)[1]
+            # Keyed by the ask's place in the body and the call's own id, the same for both.
+            assert keys == [f"ask-1.{call}", f"ask-2.{call}"]
             result = await client.call_tool("deploy", {"together": True})
             assert _text(result) == "Safe / because"
         assert deployer.runs == 1 + 2
@@ -292,16 +298,17 @@ def test_an_answer_to_another_form_is_never_used() -> None:
             first = await client.session.call_tool("changing", {}, allow_input_required=True)
             assert isinstance(first, types.InputRequiredResult)
             questions[:] = [{**MODE, "options": [{"label": "Safe"}, {"label": "Fast"}]}]
+            (key,) = first.input_requests or {}
             again = await client.session.call_tool(
                 "changing",
                 {},
-                input_responses=_picked("ask-1"),
+                input_responses=_picked(key),
                 request_state=first.request_state,
                 allow_input_required=True,
             )
             # Asked again, with the new form: "Safe" is not read as the old form's answer.
             assert isinstance(again, types.InputRequiredResult)
-            request = (again.input_requests or {})["ask-1"]
+            request = (again.input_requests or {})[key]
             assert isinstance(request, types.ElicitRequest)
             assert isinstance(request.params, types.ElicitRequestFormParams)
             assert [
@@ -448,3 +455,33 @@ def test_a_retry_completes_on_another_worker_with_the_same_keys_only() -> None:
         assert json.loads(_text(done)) == {"answers": [{"id": "mode", "selected": ["Safe"]}]}
 
     run(main(), bound=60)
+
+
+def test_the_suite_passes_the_provider_on_the_new_revision() -> None:
+    """The whole provider suite, every ask in input-required rounds through a 2026-07-28 client."""
+    report = run_suite(
+        subject_factory=mcp_round_trip_subject, kinds=["provider"], profile="quick", seed=1
+    )
+    assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.fails_run]
+
+
+@pytest.mark.slow
+def test_the_suite_passes_the_provider_on_the_new_revision_at_the_default_profile() -> None:
+    """As above, at the default profile, on the day's seed."""
+    report = run_suite(
+        subject_factory=mcp_round_trip_subject,
+        kinds=["provider"],
+        profile="default",
+        seed=rotating_seed(),
+    )
+    assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.fails_run]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BROKEN_ROUNDS))
+def test_a_broken_bridge_is_caught_on_the_new_revision(name: str) -> None:
+    """Each broken variant fails the run on 2026-07-28 too, named by the requirement it breaks."""
+    factory, requirement, check = BROKEN_ROUNDS[name]
+    report, failed = caught_within(factory, requirement, check, bound=1.0)
+    assert not report.ok
+    assert requirement in failed, failed

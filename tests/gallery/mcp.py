@@ -3,6 +3,9 @@
 Each runs on a real MCP server and is driven through a real client by the
 same driver as the real provider; ``BROKEN_MCP`` maps a name to its factory,
 the requirement the suite must name, and the check that finds it.
+``BROKEN_ROUNDS`` runs the same mistakes on protocol revision 2026-07-28,
+every ask in input-required rounds (``make_round_trip_subject``), with one
+mistake of that path of its own: a retry that asks again.
 """
 
 from __future__ import annotations
@@ -20,7 +23,12 @@ from dsh_user_interaction import (
     UserInteractionError,
 )
 from dsh_user_interaction.extra.mcp import Form, McpElicitationProvider, answer_of_content, form_of
-from dsh_user_interaction.extra.mcp.testing import CAPABILITIES, make_subject
+from dsh_user_interaction.extra.mcp._rounds import Rounds
+from dsh_user_interaction.extra.mcp.testing import (
+    CAPABILITIES,
+    make_round_trip_subject,
+    make_subject,
+)
 from dsh_user_interaction_conformance import Subject, with_capabilities
 
 
@@ -164,6 +172,23 @@ class PickBesideText(McpElicitationProvider):
         return answer
 
 
+class AsksAgainOnRetry(McpElicitationProvider):
+    """On revision 2026-07-28, takes no answer the first time a round gives it: it asks again."""
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
+        self._ignored: set[str] = set()
+
+    async def _ask_in_rounds(
+        self, rounds: Rounds, request: AskUserQuestionRequest[Any], form: Form
+    ) -> AskUserQuestionAnswer:
+        key = f"ask-1.{rounds.call}"
+        if key in rounds.responses and key not in self._ignored:
+            self._ignored.add(key)
+            rounds.responses = {}  # the answer given is dropped, and the form sent again
+        return await super()._ask_in_rounds(rounds, request, form)
+
+
 def _factory(provider_type: type[McpElicitationProvider]) -> Callable[[], Awaitable[Subject]]:
     @with_capabilities(CAPABILITIES)
     async def factory() -> Subject:
@@ -171,6 +196,17 @@ def _factory(provider_type: type[McpElicitationProvider]) -> Callable[[], Awaita
 
     return factory
 
+
+#: The broken variants, by their gallery name.
+_VARIANTS: dict[str, type[McpElicitationProvider]] = {
+    "titles-as-labels": TitlesAsLabels,
+    "decline-as-skip": DeclineAsSkip,
+    "cancel-as-skip": CancelAsSkip,
+    "abort-leaves-request": AbortLeavesRequest,
+    "custom-replaces-picks": CustomReplacesPicks,
+    "cancellation-as-dismissal": CancellationAsDismissal,
+    "pick-beside-text": PickBesideText,
+}
 
 #: name -> (subject factory, requirement it breaks, the check that finds it)
 BROKEN_MCP: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
@@ -190,4 +226,24 @@ BROKEN_MCP: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
 #: A SHOULD violation: reported as a warning, and the run still passes.
 SHOULD_MCP: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
     "unordered-picks": (_factory(UnorderedPicks), "ANS-MULTI-2", "provider-answers"),
+}
+
+
+def _round_trip(provider_type: type[McpElicitationProvider]) -> Callable[[], Awaitable[Subject]]:
+    @with_capabilities(CAPABILITIES)
+    async def factory() -> Subject:
+        return await make_round_trip_subject(provider_type, name=f"{provider_type.__name__}-rounds")
+
+    return factory
+
+
+#: The same mistakes on revision 2026-07-28, and one of that path's own.
+BROKEN_ROUNDS: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
+    **{
+        name: (_round_trip(_VARIANTS[name]), requirement, check)
+        for name, (_, requirement, check) in BROKEN_MCP.items()
+        # Its mistake is in withdrawing an elicitation/create request: the push path only.
+        if name != "abort-leaves-request"
+    },
+    "asks-again-on-retry": (_round_trip(AsksAgainOnRetry), "PRV-ANSWER-1", "provider-answers"),
 }

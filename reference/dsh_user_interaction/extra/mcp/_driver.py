@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, Protocol, cast
 
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
@@ -46,6 +46,7 @@ __all__ = [
     "CAPABILITIES_WITHOUT_CUSTOM_TEXT",
     "ElicitationDriver",
     "Human",
+    "Numbered",
     "OutstandingElicitation",
     "make_subject",
     "mcp_subject",
@@ -73,8 +74,9 @@ CAPABILITIES_WITHOUT_CUSTOM_TEXT: Final = replace(
 class OutstandingElicitation:
     """An elicitation request the client holds: what it asks, and how it will be answered."""
 
-    #: The ask number from the request's ``_meta``, when it has one.
-    number: int | None
+    #: The ask number from the request's ``_meta``, when it has one; on revision
+    #: 2026-07-28, the input request's key instead.
+    number: int | str | None
     params: types.ElicitRequestFormParams
     result: asyncio.Future[types.ElicitResult]
 
@@ -95,8 +97,12 @@ class Human:
             return types.ErrorData(code=types.INVALID_PARAMS, message="forms only")
         meta = params.meta or {}
         number = meta.get(ASK_META_KEY)
+        if not isinstance(number, int) and isinstance(context.request_id, str):
+            # An input request of revision 2026-07-28 reaches the client without its
+            # _meta: its key tells the asks apart (see _rounds.py).
+            number = context.request_id
         held = OutstandingElicitation(
-            number if isinstance(number, int) else None,
+            number if isinstance(number, int | str) else None,
             params,
             asyncio.get_running_loop().create_future(),
         )
@@ -109,7 +115,7 @@ class Human:
         finally:
             self.outstanding.remove(held)
 
-    def find(self, number: int) -> OutstandingElicitation | None:
+    def find(self, number: int | str) -> OutstandingElicitation | None:
         """The outstanding request of ask *number*, if the client holds it."""
         return next((e for e in self.outstanding if e.number == number), None)
 
@@ -168,16 +174,23 @@ def _labels(question: AskUserQuestionItem) -> list[str]:
     return [option["label"] for option in question.get("options", ())]
 
 
+class Numbered(Protocol):
+    """A provider that tells the number its pending request's form carries in ``_meta``."""
+
+    def number_of(self, request: AskUserQuestionRequest[Any]) -> int | str | None: ...
+
+
 class ElicitationDriver:
     """Plays the human at the MCP client in front of a provider.
 
     The provider is a :class:`~dsh_user_interaction.extra.mcp.McpElicitationProvider`
-    (or a variant of it) whose client's elicitation callback is *human*.
+    (or a variant of it) whose client's elicitation callback is *human*, or
+    anything else that tells each pending request's number.
     """
 
     def __init__(
         self,
-        provider: McpElicitationProvider,
+        provider: Numbered,
         human: Human,
         *,
         capabilities: Capabilities = CAPABILITIES,
@@ -192,7 +205,7 @@ class ElicitationDriver:
         self.settle = settle
         #: How long to wait for a request before giving up with an error.
         self.patience = patience
-        self._numbers = Handles(provider.number_of)
+        self._numbers: Handles[int | str] = Handles(provider.number_of)
 
     async def _until(self, what: str, check: Callable[[], bool]) -> None:
         def message() -> str:

@@ -18,7 +18,10 @@ waits on input alone, the round ends: the body is cancelled (its asks raise
 state that carries every answer given so far.
 
 Rule 2: an answer goes only to the ask it answers. The *n*-th ask of a body
-is keyed ``ask-<n>`` (or by its request's ``askId``), and the state keeps,
+is keyed ``ask-<n>.<call>``, where *call* is the tool call's own id, minted
+on its first round and carried in the state (or by its request's ``askId``):
+the keys tell a client which ask a form belongs to, since the SDK does not
+carry an input request's ``_meta`` to the client. The state keeps,
 for each key, a digest of the form that was sent. A response, or an answer
 kept in the state, is used only by an ask with the same key and the same
 form: a body that asks something else on a later round is asked again.
@@ -110,6 +113,8 @@ class Rounds:
     )
     #: Set once an ask needs input.
     waiting: asyncio.Event = field(default_factory=asyncio.Event)
+    #: The tool call's own id, the same on every round of it: part of each key.
+    call: str = field(default_factory=lambda: secrets.token_hex(6))
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @classmethod
@@ -125,9 +130,12 @@ class Rounds:
             fields = cast("dict[str, Any]", data)
             if fields.get("v") != _STATE_FORMAT:
                 raise ValueError
-            nonce, expires = fields["n"], fields["exp"]
-            if not isinstance(nonce, str) or not isinstance(expires, int | float):
+            nonce, expires, call = fields["n"], fields["exp"], fields["call"]
+            if not (isinstance(nonce, str) and isinstance(call, str)):
                 raise TypeError
+            if not isinstance(expires, int | float):
+                raise TypeError
+            rounds.call = call
             known = cast("dict[str, list[Any]]", fields["known"])
             asked = cast("dict[str, str]", fields["asked"])
             rounds.known = {
@@ -144,10 +152,15 @@ class Rounds:
         return rounds
 
     def key_of(self, request: AskUserQuestionRequest[Any]) -> str:
-        """The key of the next ask of the body: its ``askId``, or ``ask-<n>``."""
+        """The key of the next ask of the body: ``ask-<n>.<call>``, or its ``askId``.
+
+        The call's id makes the keys of two calls differ, so a client (or a
+        test driver) can tell their asks apart; the SDK does not carry an
+        input request's ``_meta`` to the client.
+        """
         ask_id = cast("Mapping[str, object]", request).get(ASK_ID_KEY)
         number = next(self._numbers)
-        return ask_id if isinstance(ask_id, str) and ask_id else f"ask-{number}"
+        return ask_id if isinstance(ask_id, str) and ask_id else f"ask-{number}.{self.call}"
 
     def answer_for(self, key: str, digest: str) -> types.ElicitResult | None:
         """The answer to the ask *key* with the form *digest*, if a round gave it (Rule 2)."""
@@ -182,6 +195,7 @@ class Rounds:
         state = {
             "v": _STATE_FORMAT,
             "n": secrets.token_hex(16),
+            "call": self.call,
             "exp": time.time() + ttl,
             "known": {key: [digest, answer] for key, (digest, answer) in self.known.items()},
             "asked": {key: digest for key, (digest, _) in self.needed.items()},

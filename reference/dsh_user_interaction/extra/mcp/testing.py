@@ -7,6 +7,9 @@ streams, with::
 
     python -m dsh_user_interaction_conformance \\
         --provider dsh_user_interaction.extra.mcp.testing:mcp_subject
+
+and on protocol revision 2026-07-28, each ask in input-required rounds, with
+``--provider dsh_user_interaction.extra.mcp.testing:mcp_round_trip_subject``.
 """
 
 import importlib as _importlib
@@ -26,22 +29,32 @@ from ._driver import CAPABILITIES as CAPABILITIES
 from ._driver import CAPABILITIES_WITHOUT_CUSTOM_TEXT as CAPABILITIES_WITHOUT_CUSTOM_TEXT
 from ._driver import ElicitationDriver as ElicitationDriver
 from ._driver import Human as Human
+from ._driver import Numbered as Numbered
 from ._driver import OutstandingElicitation as OutstandingElicitation
 from ._driver import fill as fill
 from ._driver import make_subject as make_subject
 from ._driver import mcp_subject as mcp_subject
 from ._driver import mcp_subject_without_custom_text as mcp_subject_without_custom_text
+from ._round_trip import ROUND_TRIP_TOOL as ROUND_TRIP_TOOL
+from ._round_trip import RoundTripProvider as RoundTripProvider
+from ._round_trip import make_round_trip_subject as make_round_trip_subject
+from ._round_trip import mcp_round_trip_subject as mcp_round_trip_subject
 
 __all__ = [
     "CAPABILITIES",
     "CAPABILITIES_WITHOUT_CUSTOM_TEXT",
     "HOLD_TOOL",
+    "ROUND_TRIP_TOOL",
     "Connection",
     "ElicitationDriver",
     "Human",
+    "Numbered",
     "OutstandingElicitation",
+    "RoundTripProvider",
     "fill",
+    "make_round_trip_subject",
     "make_subject",
+    "mcp_round_trip_subject",
     "mcp_subject",
     "mcp_subject_without_custom_text",
 ]

@@ -10,7 +10,9 @@ against :class:`~._store_model.Truth`. The calls run one at a time, so
 "as soon as the call returned" is the order of the steps: right after a
 put or a settlement, another store reads it back, and the newest change
 number lists it alone. The two races (two settlements, or two puts, of
-one ask at once) run on one loop with :func:`asyncio.gather`. Every
+one ask at once) run on one loop, interleaved one step at a time in an
+order the example draws (:func:`~._store_loop.interleaved`), so that a seed
+replays a race as it ran, whatever the threads' timing. Every
 example that did not fail ends with a restart (every store closed, the
 data opened again), which must lose nothing.
 
@@ -61,7 +63,7 @@ from dsh_user_interaction.durable import (
 
 from ._engine import Failure, SetupAbort, SetupError, require_methods
 from ._registry import Requirement, requirements
-from ._store_loop import Late, StoreLoop, Stuck
+from ._store_loop import Late, StoreLoop, Stuck, interleaved
 from ._store_model import Truth, differences, same
 from ._store_subject import StoreSubject
 from .strategies import _pairs_up, hostile_text, requests, valid_answers
@@ -203,6 +205,8 @@ _JSON: Final = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_awkward, inner, max_size=3),
     max_leaves=6,
 )
+#: Which of the two racing calls takes each next step (see :func:`interleaved`).
+_TURNS: Final = st.lists(st.integers(0, 1), max_size=16)
 _STATES: Final = st.sampled_from(("answered", "answered", "cancelled", "aborted", "expired"))
 
 
@@ -811,7 +815,8 @@ class StoreMachine(RuleBasedStateMachine):
         ask_id = data.draw(st.sampled_from(pending), label="pending ask id")
         outcomes = (self._outcome(data, ask_id), self._outcome(data, ask_id))
         times = (self._settled_at(data), self._settled_at(data))
-        self._step(lambda: self._race_settle((first, second), ask_id, outcomes, times))
+        turns = data.draw(_TURNS, label="turns")
+        self._step(lambda: self._race_settle((first, second), ask_id, outcomes, times, turns=turns))
 
     def _race_settle(
         self,
@@ -819,6 +824,8 @@ class StoreMachine(RuleBasedStateMachine):
         ask_id: str,
         outcomes: tuple[Outcome, Outcome],
         times: tuple[float, float],
+        *,
+        turns: list[int],
     ) -> None:
         stores = [self.handles[i] for i in indexes]
         current = self.truth.records[ask_id]
@@ -830,13 +837,11 @@ class StoreMachine(RuleBasedStateMachine):
         self._line(what)
 
         async def both() -> list[object]:
-            return await asyncio.gather(
-                *(
-                    store.settle(ask_id, outcome, settled_at=at)
-                    for store, outcome, at in zip(stores, outcomes, times, strict=True)
-                ),
-                return_exceptions=True,
-            )
+            calls = [
+                store.settle(ask_id, outcome, settled_at=at)
+                for store, outcome, at in zip(stores, outcomes, times, strict=True)
+            ]
+            return await interleaved(calls, turns)
 
         results = cast(
             "list[object]",
@@ -908,7 +913,12 @@ class StoreMachine(RuleBasedStateMachine):
         one, original = self._request(data, ask_id)
         two, _ = self._request(data, ask_id)
         times = (self._tick(data), self._tick(data))
-        self._step(lambda: self._race_put((first, second), ask_id, (one, two), times, original))
+        turns = data.draw(_TURNS, label="turns")
+        self._step(
+            lambda: self._race_put(
+                (first, second), ask_id, (one, two), times, original, turns=turns
+            )
+        )
 
     def _race_put(
         self,
@@ -917,6 +927,8 @@ class StoreMachine(RuleBasedStateMachine):
         puts: tuple[StoredRequest, StoredRequest],
         times: tuple[float, float],
         original: AskUserQuestionRequest,
+        *,
+        turns: list[int],
     ) -> None:
         stores = [self.handles[i] for i in indexes]
         what = (
@@ -927,13 +939,11 @@ class StoreMachine(RuleBasedStateMachine):
         self._line(what)
 
         async def both() -> list[object]:
-            return await asyncio.gather(
-                *(
-                    store.put(ask_id, request, asked_at=at)
-                    for store, request, at in zip(stores, puts, times, strict=True)
-                ),
-                return_exceptions=True,
-            )
+            calls = [
+                store.put(ask_id, request, asked_at=at)
+                for store, request, at in zip(stores, puts, times, strict=True)
+            ]
+            return await interleaved(calls, turns)
 
         results = cast(
             "list[object]",
@@ -1219,12 +1229,16 @@ class StoreMachine(RuleBasedStateMachine):
                 ask_id = data.draw(st.sampled_from(pending), label="pending ask id")
                 pending.remove(ask_id)
                 outcome = self._outcome(data, ask_id)
-                plan.append(_Change(index, ask_id, self._settled_at(data), outcome=outcome))
+                at = self._settled_at(data)
+                looks = data.draw(st.booleans(), label="the UI looks")
+                plan.append(_Change(index, ask_id, at, outcome=outcome, looks=looks))
             else:
                 taken = frozenset(self.truth.records).union(c.ask_id for c in plan)
                 ask_id = data.draw(_ask_ids.filter(taken.isdisjoint), label="ask id")
                 request, original = self._request(data, ask_id)
-                plan.append(_Change(index, ask_id, self._tick(data), request, original))
+                at = self._tick(data)
+                looks = data.draw(st.booleans(), label="the UI looks")
+                plan.append(_Change(index, ask_id, at, request, original, looks=looks))
                 pending.append(ask_id)
         self._step(lambda: self._watch(watcher, after, plan))
 
@@ -1235,6 +1249,8 @@ class StoreMachine(RuleBasedStateMachine):
         seen = _Watcher()
         self._call("DUR-WATCH-1", what, lambda: seen.start(store, after))
         started = self.truth.high
+        target = started
+        reached: object = True
         try:
             for change in plan:
                 if change.outcome is not None:
@@ -1244,13 +1260,15 @@ class StoreMachine(RuleBasedStateMachine):
                     self._put(
                         change.index, change.ask_id, change.request, change.at, change.original
                     )
-            target = self.truth.high
-            reached = self._call(
-                "DUR-WATCH-1",
-                f"{what}, awaiting change {target}",
-                lambda: seen.until(target, self.bound),
-                bound=2 * self.bound + 1.0,
-            )
+                if change.looks and change is not plan[-1]:
+                    target = self.truth.high
+                    self._line(f"{what} (the UI looks for change {target} before the next one)")
+                    reached = self._await_watcher(seen, what, target)
+                    if reached is not True:
+                        break
+            if reached is True:
+                target = self.truth.high
+                reached = self._await_watcher(seen, what, target)
         finally:
             if not self.loop.stuck:
                 # Ends the watcher whatever happened; a watcher that will not end is judged below.
@@ -1276,6 +1294,15 @@ class StoreMachine(RuleBasedStateMachine):
                 f"own) within {self.bound:g} s",
                 slow=True,
             )
+
+    def _await_watcher(self, seen: _Watcher, what: str, target: int) -> object:
+        """Read the watch until it shows change *target*; whether it did, within the bound."""
+        return self._call(
+            "DUR-WATCH-1",
+            f"{what}, awaiting change {target}",
+            lambda: seen.until(target, self.bound),
+            bound=2 * self.bound + 1.0,
+        )
 
     def _judge_watch(
         self, what: str, after: int, started: int, shown: list[object], *, reached: bool
@@ -1383,69 +1410,81 @@ class _Change:
     request: StoredRequest | None = None
     original: AskUserQuestionRequest | None = None
     outcome: Outcome | None = None
+    #: Whether the UI reads its watch up to this change before the next one is made.
+    looks: bool = False
 
 
 class _Watcher:
-    """A watch on one store, running on the example's loop between steps."""
+    """A watch on one store, read by the example between its steps.
+
+    The watch is read only while the example awaits a change (:meth:`until`),
+    never while a step changes the data: each read shows the data as it
+    stands then, whatever the timing of the store's threads and polls, so a
+    seed replays what a watch showed. Where the UI looks between the changes
+    is drawn; between two looks, changes pile up for one read.
+    """
 
     def __init__(self) -> None:
         self.records: list[object] = []
         self.error: BaseException | None = None
         self.ended = False
-        self._changed: asyncio.Event | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._iterator: Any = None
+        self._read: asyncio.Task[None] | None = None
+        self._closed = False
 
     async def start(self, store: AskStore, after: int) -> None:
-        self._changed = asyncio.Event()
-        iterator = store.watch(after)
-        self._task = asyncio.ensure_future(self._collect(iterator))
-
-    async def _collect(self, iterator: object) -> None:
-        changed = self._changed
-        assert changed is not None
+        iterable: Any = store.watch(after)
         try:
-            async for record in cast("Any", iterator):
-                self.records.append(record)
-                changed.set()
+            self._iterator = aiter(iterable)
+        except Exception as error:  # noqa: BLE001 - judged by the check
+            self.error = error
+
+    async def _next(self) -> None:
+        try:
+            record = await anext(self._iterator)
+        except StopAsyncIteration:
             self.ended = True
         except Exception as error:  # noqa: BLE001 - judged by the check
             self.error = error
-        finally:
-            changed.set()
+        else:
+            self.records.append(record)
 
     def _reached(self, target: int) -> bool:
         return any(isinstance(r, AskRecord) and _later(r.seq, target - 1) for r in self.records)
 
     async def until(self, target: int, patience: float) -> bool:
-        """Wait until the watcher shows change *target* (or fails); whether it did in time."""
-        changed = self._changed
-        assert changed is not None
+        """Read the watch until it shows change *target* (or fails); whether it did in time."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + patience
-        while True:
-            changed.clear()
-            if self._reached(target):
-                return True
-            if self.error is not None or self.ended:
+        while not self._reached(target):
+            if self.error is not None or self.ended or self._iterator is None:
                 return False
+            if self._read is None or self._read.done():
+                self._read = asyncio.ensure_future(self._next())
             left = deadline - loop.time()
             if left <= 0:
                 return False
-            try:
-                async with asyncio.timeout(left):
-                    await changed.wait()
-            except TimeoutError:
-                return self._reached(target)
+            await asyncio.wait({self._read}, timeout=left)
+            if not self._read.done():
+                return False
+        return True
 
     @property
     def stopped(self) -> bool:
-        """Whether the watcher's task has ended (or never started)."""
-        return self._task is None or self._task.done()
+        """Whether the watch has ended: its read in flight, if any, and the iterator closed."""
+        read = self._read
+        return (read is None or read.done()) and self._closed
 
     async def stop(self) -> None:
-        """Cancel the watcher's task and wait for it to end."""
-        task = self._task
-        if task is None:
-            return
-        task.cancel()
-        await asyncio.wait({task})
+        """Cancel a read in flight, wait for it to end, and close the watch's iterator."""
+        read = self._read
+        if read is not None and not read.done():
+            read.cancel()
+            await asyncio.wait({read})
+        closer: object = getattr(self._iterator, "aclose", None)
+        if callable(closer):
+            with contextlib.suppress(Exception):
+                await cast("Callable[[], Awaitable[object]]", closer)()
+                self._closed = True
+        else:
+            self._closed = True

@@ -17,21 +17,35 @@ daemon thread.
 
 Rule 3: nothing outlives the example. :meth:`StoreLoop.close` cancels what
 is left on the loop, waits ``bound`` for it, and stops the thread.
+
+Rule 4: a race interleaves as the example drew it, never as the threads
+happened to run. :func:`interleaved` runs two calls "at once" one step at a
+time (a step: from where a call resumed to its next await, and until what it
+awaits is done), the next step's call chosen by the example's drawn turns.
+The stores' work never overlaps, so one seed finds one example, in every run
+and every process. A call may wait on the other (a lock the other holds
+across its awaits): if it polls, its steps end, and once the drawn turns
+run out the calls take turns, so the other gets on; if one step waits
+longer than a short patience, the race is freed, and from then on the calls
+run as they come, as the store's own lock orders them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Final, TypeVar
 
-__all__ = ["Late", "StoreLoop", "Stuck", "abandoned"]
+__all__ = ["Late", "StoreLoop", "Stuck", "abandoned", "interleaved"]
 
 T = TypeVar("T")
 
 #: Seconds the suite's thread waits beyond the bound before it calls a loop stuck.
 _SLACK: Final = 1.0
+
+#: Seconds a racing call's step may take before the race is freed (it waits on the other).
+_TURN_PATIENCE: Final = 0.25
 
 #: Loops given up on, with their tasks, kept so that those are never collected pending.
 _ABANDONED: list[tuple[asyncio.AbstractEventLoop, set[asyncio.Task[Any]]]] = []
@@ -151,3 +165,142 @@ async def _cancel_the_rest() -> None:
 def abandoned() -> bool:
     """Whether this process gave up on a store example's loop (its thread may still run)."""
     return bool(_ABANDONED)
+
+
+class _Turns:
+    """Who of the racing calls takes the next step (Rule 4); all on the loop's thread."""
+
+    def __init__(self, count: int, turns: Sequence[int], patience: float) -> None:
+        self._count = count
+        self._turns = list(turns)
+        self._taken = 0
+        #: The call that took the last step (none yet: call 0 goes first on a 0).
+        self._last = -1
+        self._patience = patience
+        self._arrived = 0
+        #: The calls ready for their next step, each with the future that wakes it.
+        self._ready: dict[int, asyncio.Future[None]] = {}
+        #: The call whose step runs now (the others wait), if one does.
+        self._running: int | None = None
+        #: Whether the race is freed: every call steps as it comes.
+        self._free = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def arrive(self) -> None:
+        self._arrived += 1
+
+    def turn(self, me: int) -> asyncio.Future[None]:
+        """The future that *me* awaits before its next step (done at once when it goes now)."""
+        wake = asyncio.get_running_loop().create_future()
+        self._ready[me] = wake
+        self._next()
+        return wake
+
+    def _next(self) -> None:
+        if self._free:
+            for wake in self._ready.values():
+                if not wake.done():
+                    wake.set_result(None)
+            self._ready.clear()
+            return
+        if self._running is not None or not self._ready or self._arrived < self._count:
+            return
+        # The ready calls, the one after the last step's call first: 0 hands the
+        # step on, and once the drawn turns run out the calls take turns, so a
+        # call that waits on the other (polling a lock it holds) never starves it.
+        ready = sorted(self._ready, key=lambda call: (call <= self._last, call))
+        drawn = self._turns[self._taken] if self._taken < len(self._turns) else 0
+        self._taken += 1
+        chosen = ready[drawn % len(ready)]
+        self._running = self._last = chosen
+        wake = self._ready.pop(chosen)
+        if not wake.done():
+            wake.set_result(None)
+
+    def stepping(self, me: int) -> None:
+        """*me* awaits something: the others wait until it is done, or the patience is out."""
+        if not self._free and self._running == me:
+            self._timer = asyncio.get_running_loop().call_later(self._patience, self.free)
+
+    def stepped(self, me: int) -> None:
+        """*me*'s step is done: it is ready again, and :meth:`turn` chooses the next step's call."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._running == me:
+            self._running = None
+
+    def ended(self, me: int) -> None:
+        """*me* returned or raised: the next step goes to one of the others."""
+        self.stepped(me)
+        self._ready.pop(me, None)
+        self._next()
+
+    def free(self) -> None:
+        """Every call steps as it comes from now on (a step waits on another, or a call ends)."""
+        self._free = True
+        self._running = None
+        self._next()
+
+
+class _Racer:
+    """One racing call, awaited a step at a time when :class:`_Turns` says."""
+
+    def __init__(self, call: Awaitable[Any], me: int, turns: _Turns) -> None:
+        self._call = call
+        self._me = me
+        self._turns = turns
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        turns, me = self._turns, self._me
+        turns.arrive()
+        try:
+            steps: Any = self._call.__await__()
+        except BaseException:
+            turns.ended(me)  # not awaitable: the other call races nothing
+            raise
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                yield from turns.turn(me).__await__()
+            except BaseException as stopped:  # noqa: BLE001 - cancelled while waiting: the call gets it
+                turns.free()
+                error = stopped
+            try:
+                yielded = steps.send(value) if error is None else steps.throw(error)
+            except StopIteration as done:
+                turns.ended(me)
+                return done.value
+            except BaseException:
+                turns.ended(me)
+                raise
+            turns.stepping(me)
+            try:
+                value, error = (yield yielded), None
+            except BaseException as raised:  # noqa: BLE001 - handed on to the call, as a task does
+                value, error = None, raised
+            turns.stepped(me)
+
+
+def interleaved(
+    calls: Sequence[Awaitable[T]], turns: Sequence[int], patience: float = _TURN_PATIENCE
+) -> Awaitable[list[T | BaseException]]:
+    """Await *calls* "at once", one step at a time, in the order *turns* draws (Rule 4).
+
+    Each next step goes to a ready call chosen by the next of *turns*: ``0``
+    hands it to the call after the one that took the last step (the first
+    step: call 0), ``1`` to the one after that (of two calls: the same call
+    again). Once *turns* run out, the calls take turns. Returns what each
+    call returned or raised, as ``asyncio.gather(..., return_exceptions=True)``
+    does.
+    """
+    order = _Turns(len(calls), turns, patience)
+
+    async def racer(call: Awaitable[T], me: int) -> T:
+        result: T = await _Racer(call, me, order)
+        return result
+
+    return asyncio.gather(
+        *(racer(call, me) for me, call in enumerate(calls)), return_exceptions=True
+    )

@@ -352,6 +352,29 @@ def test_an_abort_ends_the_ask_and_asks_nothing() -> None:
     run(main())
 
 
+def test_a_provider_built_with_the_calls_context_asks_in_rounds_too() -> None:
+    """``McpElicitationProvider(ctx)`` inside run_tool asks through the round, as the bound one."""
+
+    async def main() -> None:
+        server = MCPServer("own")
+
+        @server.tool()
+        async def own(ctx: Context) -> str | types.InputRequiredResult:
+            async def body() -> str:
+                service = UserInteractionService()
+                service.register_provider(McpElicitationProvider(ctx))
+                answer = await service.ask({"questions": [MODE]})
+                return str(answer["answers"][0]["selected"])
+
+            return await run_tool(ctx, body)
+
+        for mode in ("legacy", ROUND_TRIP):
+            async with Client(server, mode=mode, elicitation_callback=_callback()) as client:
+                assert _text(await client.call_tool("own", {})) == "['Safe']"
+
+    run(main())
+
+
 def test_tool_call_alone_on_the_new_revision_says_to_use_run_tool() -> None:
     """Without run_tool, a 2026-07-28 connection cannot be asked: the error says what to do."""
 

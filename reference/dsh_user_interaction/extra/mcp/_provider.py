@@ -9,6 +9,10 @@ Invariants (the ``ask()`` of one request goes through them in order):
   provider was built with. Without a tool call, or when that client did not
   declare form elicitation (or the connection has no back-channel), ``ask()``
   raises :class:`ElicitationUnsupported` at once, before anything is sent.
+* On protocol revision 2026-07-28, inside ``run_tool``, the batch is one
+  input request of the call's round instead (see ``_rounds.py``): the
+  answer a round gave, or a wait that ends with the round. The rest of these
+  rules are the connections that can send requests.
 * The whole batch is one ``elicitation/create`` request (see ``_form``),
   sent from a task of the provider's own. Its ``_meta`` carries the ask's
   number under ``dsh-user-interaction/ask``, so a client (or a test driver)
@@ -194,7 +198,15 @@ class McpElicitationProvider:
         return len(self._pending)
 
     def _current(self) -> Call:
-        call = CURRENT_CALL.get() if self._call is None else self._call
+        bound = CURRENT_CALL.get()
+        call = bound if self._call is None else self._call
+        if (
+            call is not None
+            and bound is not None
+            and bound.rounds is not None
+            and (bound.session, bound.request_id) == (call.session, call.request_id)
+        ):
+            call = bound  # a provider built with this call's context, inside run_tool
         if call is None:
             msg = (
                 "McpElicitationProvider.ask() ran outside an MCP tool call: build the provider "

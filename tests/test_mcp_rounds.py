@@ -21,6 +21,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from dsh_user_interaction import (
@@ -508,3 +509,61 @@ def test_a_broken_bridge_is_caught_on_the_new_revision(name: str) -> None:
     report, failed = caught_within(factory, requirement, check, bound=1.0)
     assert not report.ok
     assert requirement in failed, failed
+
+
+def test_a_state_minted_for_one_principal_is_refused_for_another() -> None:
+    """With the seal bound to a principal, another user's retry cannot use the state.
+
+    The SDK binds a state to the principal its ``bind_principal`` reads: by
+    default the OAuth token's client, issuer and subject. In process there is
+    no token, so the binding here reads a ``_meta`` key the test's clients
+    send; the seal, not ``run_tool``, does the refusing.
+    """
+
+    def principal(ctx: Any) -> str | None:
+        params: dict[str, Any] = ctx.params or {}
+        meta: dict[str, Any] = params.get("_meta") or {}
+        user = meta.get("test/user")
+        return user if isinstance(user, str) else None
+
+    async def main() -> None:
+        security = RequestStateSecurity(keys=["k" * 32], bind_principal=principal)
+        server = MCPServer("bound", request_state_security=security)
+        service = UserInteractionService()
+        service.register_provider(McpElicitationProvider())
+
+        @server.tool()
+        async def bound(ctx: Context) -> str | types.InputRequiredResult:
+            async def body() -> str:
+                answer = await service.ask({"questions": [MODE]})
+                return str(answer["answers"][0]["selected"])
+
+            return await run_tool(ctx, body)
+
+        async with Client(server, mode=ROUND_TRIP, elicitation_callback=_callback()) as client:
+            alice: Any = {"test/user": "alice"}
+            bob: Any = {"test/user": "bob"}
+            first = await client.session.call_tool(
+                "bound", {}, meta=alice, allow_input_required=True
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            (key,) = first.input_requests or {}
+            with pytest.raises(MCPError) as refused:
+                await client.session.call_tool(
+                    "bound",
+                    {},
+                    input_responses=_picked(key),
+                    request_state=first.request_state,
+                    meta=bob,
+                )
+            assert refused.value.code == types.INVALID_PARAMS
+            done = await client.session.call_tool(
+                "bound",
+                {},
+                input_responses=_picked(key),
+                request_state=first.request_state,
+                meta=alice,
+            )
+            assert _text(done) == "['Safe']"
+
+    run(main())

@@ -21,11 +21,23 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 
 from dsh_user_interaction import UserInteractionService
-from dsh_user_interaction.extra.mcp import McpElicitationProvider, run_tool
+from dsh_user_interaction.extra.mcp import (
+    McpElicitationProvider,
+    SQLiteLedger,
+    StateLedger,
+    run_tool,
+)
 from dsh_user_interaction.tool import ASK_USER_QUESTION_TOOL, ask_user_question
 
 #: The environment variable holding the key that seals request states (else one of its own).
 STATE_KEY_VARIABLE = "DSH_TEST_STATE_KEY"
+
+#: The environment variable naming a SQLite file of used request states that
+#: workers share (else each remembers its own).
+LEDGER_VARIABLE = "DSH_TEST_STATE_LEDGER"
+LEDGER: StateLedger | None = (
+    SQLiteLedger(os.environ[LEDGER_VARIABLE]) if os.environ.get(LEDGER_VARIABLE) else None
+)
 
 service = UserInteractionService()
 service.register_provider(McpElicitationProvider())
@@ -52,7 +64,7 @@ async def call_tool(
         )
 
     # One code path: elicitation requests on a legacy connection, rounds on 2026-07-28.
-    return await run_tool(ctx, body, params=params)
+    return await run_tool(ctx, body, params=params, ledger=LEDGER)
 
 
 async def main() -> None:

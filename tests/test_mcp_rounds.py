@@ -14,11 +14,15 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateSecurity
@@ -37,6 +41,9 @@ from dsh_user_interaction.extra.mcp import (
     ElicitationCancelled,
     ElicitationUnsupported,
     McpElicitationProvider,
+    ProcessLedger,
+    SQLiteLedger,
+    StateLedger,
     elicitation_callback,
     form_of,
     run_tool,
@@ -565,5 +572,79 @@ def test_a_state_minted_for_one_principal_is_refused_for_another() -> None:
                 meta=alice,
             )
             assert _text(done) == "['Safe']"
+
+    run(main())
+
+
+@pytest.mark.slow
+def test_a_state_used_on_one_worker_is_refused_by_another_sharing_the_ledger(
+    tmp_path: Path,
+) -> None:
+    """Two workers share keys and a SQLite ledger: a state replayed to the second is refused.
+
+    Without a shared ledger each worker remembers only its own nonces, and
+    the replay would be accepted there (the docs say so).
+    """
+    shared = "c" * 32 + "shared-key"
+    ledger = str(tmp_path / "states.db")
+
+    def worker() -> StdioServerParameters:
+        parameters = _worker(shared)
+        assert parameters.env is not None
+        return parameters.model_copy(
+            update={"env": {**parameters.env, "DSH_TEST_STATE_LEDGER": ledger}}
+        )
+
+    async def main() -> None:
+        async with Client(worker(), mode=ROUND_TRIP, elicitation_callback=_callback()) as first:
+            round_one = await first.session.call_tool(
+                "ask_user_question", _ASK, allow_input_required=True
+            )
+            assert isinstance(round_one, types.InputRequiredResult)
+            (key,) = round_one.input_requests or {}
+            state = round_one.request_state
+            done = await first.session.call_tool(
+                "ask_user_question", _ASK, input_responses=_picked(key), request_state=state
+            )
+            assert not done.is_error, done
+        async with Client(worker(), mode=ROUND_TRIP, elicitation_callback=_callback()) as second:
+            with pytest.raises(MCPError) as refused:
+                await second.session.call_tool(
+                    "ask_user_question", _ASK, input_responses=_picked(key), request_state=state
+                )
+        assert refused.value.message == (
+            "requestState refused: it was used already; call the tool again from the start"
+        )
+
+    run(main(), bound=60)
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c"]), max_size=12))
+def test_a_ledger_says_yes_once_per_nonce(nonces: list[str]) -> None:
+    """Both ledgers accept each nonce once, and forget a nonce whose state has expired."""
+
+    async def main(ledger: StateLedger) -> list[bool]:
+        return [await ledger.use(nonce, time.time() + 60) for nonce in nonces]
+
+    expected = [nonce not in nonces[:i] for i, nonce in enumerate(nonces)]
+    with tempfile.TemporaryDirectory() as folder:
+        for ledger in (ProcessLedger(), SQLiteLedger(Path(folder) / "states.db")):
+            assert run(main(ledger)) == expected
+
+
+def test_a_ledger_forgets_an_expired_state_and_two_workers_race_once(tmp_path: Path) -> None:
+    """An expired nonce is forgotten; of two uses at once through one file, one wins."""
+
+    async def main() -> None:
+        path = tmp_path / "states.db"
+        first, second = SQLiteLedger(path), SQLiteLedger(path)
+        assert await first.use("old", time.time() - 1)
+        assert await second.use("fresh", time.time() + 60)
+        # "old" expired: forgotten at the next use, and then new to the ledger.
+        assert await first.use("old", time.time() + 60)
+        won = await asyncio.gather(
+            *(ledger.use("race", time.time() + 60) for ledger in (first, second) * 4)
+        )
+        assert sorted(won) == [False] * 7 + [True]
 
     run(main())

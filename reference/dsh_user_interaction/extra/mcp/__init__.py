@@ -27,6 +27,9 @@ from ._form import Form as Form
 from ._form import FormField as FormField
 from ._form import answer_of_content as answer_of_content
 from ._form import form_of as form_of
+from ._ledger import ProcessLedger as ProcessLedger
+from ._ledger import SQLiteLedger as SQLiteLedger
+from ._ledger import StateLedger as StateLedger
 from ._provider import ASK_META_KEY as ASK_META_KEY
 from ._provider import PROTOCOL_VERSION as PROTOCOL_VERSION
 from ._provider import REASON_META_KEY as REASON_META_KEY
@@ -50,6 +53,9 @@ __all__ = [
     "Form",
     "FormField",
     "McpElicitationProvider",
+    "ProcessLedger",
+    "SQLiteLedger",
+    "StateLedger",
     "ToolCallContext",
     "Unsupported",
     "answer_of_content",

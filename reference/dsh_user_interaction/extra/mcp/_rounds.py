@@ -29,12 +29,13 @@ form: a body that asks something else on a later round is asked again.
 Rule 3: a state is used once, and expires. The SDK seals the state
 (``RequestStateSecurity``: encrypted, and bound to the tool, its arguments,
 the server and, with OAuth, the principal, for a time to live). This module
-adds a nonce to each state, remembered in this process once the state is
-used, until it expires: a state sent twice is refused, as is one past its
-own ``ttl`` (so a state sealed by a codec of the application's expires
-too). A refused state is a JSON-RPC error, ``INVALID_PARAMS``, that says
-why. Several server processes accept each other's states when they share
-the sealing keys; each remembers only the nonces it has seen.
+adds a nonce to each state, marked in a ledger (``_ledger.py``) once the
+state is used, until it expires: a state sent twice is refused, as is one
+past its own ``ttl`` (so a state sealed by a codec of the application's
+expires too). A refused state is a JSON-RPC error, ``INVALID_PARAMS``, that
+says why. Several server processes accept each other's states when they
+share the sealing keys; with a ledger they share too, a state used by one is
+refused by all.
 
 Rule 4: nothing waits between rounds. Between a result and its retry, no
 ask is pending on the server: a client that never retries leaves nothing
@@ -64,6 +65,7 @@ from pydantic import ValidationError
 from dsh_user_interaction import AskUserQuestionRequest
 from dsh_user_interaction._store import ASK_ID_KEY
 
+from ._ledger import ProcessLedger, StateLedger
 from ._provider import CURRENT_CALL, ToolCallContext, call_of, tool_call
 
 __all__ = ["DEFAULT_STATE_TTL", "ROUND_TRIP_VERSION", "Rounds", "run_tool"]
@@ -78,23 +80,12 @@ DEFAULT_STATE_TTL: Final = 600.0
 _GATHER_STEPS: Final = 5
 _STATE_FORMAT: Final = 1
 
-#: The nonces of states used in this process, with when each state expires.
-_USED: Final[dict[str, float]] = {}
+#: The ledger of ``run_tool`` calls that name none: this process's memory.
+_PROCESS_LEDGER: Final = ProcessLedger()
 
 
 def _refused(why: str) -> MCPError:
     return MCPError(types.INVALID_PARAMS, f"requestState refused: {why}")
-
-
-def _remember(nonce: str, expires: float) -> bool:
-    """Mark *nonce* used; ``False`` when it already was. Forgets expired ones."""
-    now = time.time()
-    for old in [n for n, until in _USED.items() if until < now]:
-        del _USED[old]
-    if nonce in _USED:
-        return False
-    _USED[nonce] = expires
-    return True
 
 
 @dataclass(eq=False)
@@ -118,7 +109,9 @@ class Rounds:
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @classmethod
-    def resume(cls, state: str | None, responses: Mapping[str, object] | None) -> Rounds:
+    async def resume(
+        cls, state: str | None, responses: Mapping[str, object] | None, ledger: StateLedger
+    ) -> Rounds:
         """The round a retry starts, from its state and responses; refuses a bad state."""
         rounds = cls(responses=dict(responses or {}))
         if state is None:
@@ -147,7 +140,7 @@ class Rounds:
             raise _refused("it is not a state this server issued") from None
         if not math.isfinite(expires) or expires < time.time():
             raise _refused("it has expired; call the tool again from the start")
-        if not _remember(nonce, expires):
+        if not await ledger.use(nonce, expires):
             raise _refused("it was used already; call the tool again from the start")
         return rounds
 
@@ -235,6 +228,7 @@ async def run_tool(
     *,
     params: types.CallToolRequestParams | None = None,
     ttl: float = DEFAULT_STATE_TTL,
+    ledger: StateLedger | None = None,
 ) -> T | types.InputRequiredResult:
     """Run a tool's *body*, whose asks go to the client of the tool call *context*.
 
@@ -244,7 +238,10 @@ async def run_tool(
     answer, and until then an ``InputRequiredResult`` for the client to
     answer and retry (see the module's rules): return what it returns.
     *params* are the call's, needed only in a low-level handler (a
-    ``Context`` carries them). A state older than *ttl* seconds is refused.
+    ``Context`` carries them). A state older than *ttl* seconds is refused,
+    as is one that *ledger* says was used (this process's memory by default;
+    a :class:`~dsh_user_interaction.extra.mcp.SQLiteLedger` that several
+    workers open refuses a state used by any of them).
     """
     if isinstance(ttl, bool) or not (math.isfinite(ttl) and ttl > 0):
         msg = f"ttl must be a positive, finite number of seconds, got {ttl!r}"
@@ -256,7 +253,7 @@ async def run_tool(
         with tool_call(context):
             return await body()
     state, responses = _input_of(context, params)
-    rounds = Rounds.resume(state, responses)
+    rounds = await Rounds.resume(state, responses, _PROCESS_LEDGER if ledger is None else ledger)
     token = CURRENT_CALL.set(call.with_rounds(rounds))
     try:
         task: asyncio.Future[T] = asyncio.ensure_future(body())

@@ -19,10 +19,10 @@ refuses it from then on.
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 import time
-from pathlib import Path
 from typing import Final, Protocol
 
 __all__ = ["ProcessLedger", "SQLiteLedger", "StateLedger"]
@@ -67,8 +67,8 @@ class SQLiteLedger:
     waits on the file.
     """
 
-    def __init__(self, path: str | Path) -> None:
-        self._path = str(path)
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = os.fspath(path)
         self._ready = False
         self._lock = threading.Lock()
 

@@ -37,7 +37,7 @@ from psycopg.conninfo import make_conninfo
 
 from dsh_user_interaction import AskUserQuestionAnswer
 from dsh_user_interaction.durable import AskRecord, AskStore, Outcome, Settlement, SQLiteStore
-from dsh_user_interaction.extra.postgres import DEFAULT_SCHEMA, PostgresStore
+from dsh_user_interaction.extra.postgres import DEFAULT_SCHEMA, PostgresLedger, PostgresStore
 from dsh_user_interaction.extra.postgres._store import _channel
 from dsh_user_interaction.extra.postgres.testing import (
     DSN_VARIABLE,
@@ -1202,3 +1202,24 @@ def test_two_agents_and_three_uis_settle_a_thousand_asks_once_through_faults(
             )
 
     run(main(), bound=300.0)
+
+
+def test_the_ledger_says_yes_once_per_nonce_to_every_worker(server: PostgresServer) -> None:
+    """The MCP bridge's ledger in PostgreSQL: each nonce once, expired ones forgotten, one racer wins."""
+    schema = f"ledger_{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        first, second = (PostgresLedger(server.dsn, schema=schema) for _ in range(2))
+        assert await first.use("a", time.time() + 60)
+        assert not await second.use("a", time.time() + 60)
+        assert await second.use("old", time.time() - 1)
+        # "old" expired: forgotten at the next use, and then new to the ledger.
+        assert await first.use("old", time.time() + 60)
+        won = await asyncio.gather(
+            *(ledger.use("race", time.time() + 60) for ledger in (first, second) * 4)
+        )
+        assert sorted(won) == [False] * 7 + [True]
+        with psycopg.connect(server.dsn, autocommit=True) as db:
+            db.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+    run(main())

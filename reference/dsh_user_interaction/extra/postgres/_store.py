@@ -75,7 +75,7 @@ from dsh_user_interaction._store import (
     encode_json,
 )
 
-__all__ = ["DEFAULT_SCHEMA", "PostgresStore"]
+__all__ = ["DEFAULT_SCHEMA", "PostgresStore", "open_connection"]
 
 _T = TypeVar("_T")
 _Connection = psycopg.AsyncConnection[TupleRow]
@@ -269,7 +269,7 @@ class PostgresStore:
         connection = self._connection
         if connection is None or _lost(connection):
             self._connection = None
-            connection = await _open(self._conninfo, "dsh-ask-store")
+            connection = await open_connection(self._conninfo, "dsh-ask-store")
             try:
                 if not self._ready:
                     await _create_tables(connection, self._schema)
@@ -424,7 +424,7 @@ class PostgresStore:
         delay = _FIRST_PAUSE
         while True:
             try:
-                connection = await _open(self._conninfo, "dsh-ask-store-listener")
+                connection = await open_connection(self._conninfo, "dsh-ask-store-listener")
             except psycopg.Error:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self._poll)
@@ -544,7 +544,7 @@ class _Queries:
         )
 
 
-async def _open(conninfo: str, application_name: str) -> _Connection:
+async def open_connection(conninfo: str, application_name: str) -> _Connection:
     """A new connection in autocommit mode, named for ``pg_stat_activity`` unless *conninfo* is."""
     if "application_name" not in conninfo_to_dict(conninfo):
         conninfo = make_conninfo(conninfo, application_name=application_name)

@@ -8,7 +8,8 @@ CPU-bound processes (four per core, on a machine with more; with two per
 core, two runs in a row starved no loop past the stall limit at all, so the
 proof was vacuous) compete for the cores while the suite runs, from the
 command line, all at once: against the reference, the terminal subject and
-the MCP subject on three seeds each; against the web page once at a
+the MCP subject on three seeds each, the MCP subject on revision 2026-07-28
+(every ask in rounds) on the day's seed; against the web page once at a
 desktop's width and once at a phone's (the browser's runs are the longest:
 three seeds of the desktop page took 90 s of the load proof's 90 s, one of
 each 66 s, and the phone's run here is the proof that every card works at
@@ -54,6 +55,12 @@ CORRECT: tuple[tuple[str, tuple[str, ...], tuple[int, ...]], ...] = (
         SEEDS,
     ),
     ("mcp", ("--provider", "dsh_user_interaction.extra.mcp.testing:mcp_subject"), SEEDS),
+    # The same bridge on revision 2026-07-28, every ask in input-required rounds.
+    (
+        "mcp-rounds",
+        ("--provider", "dsh_user_interaction.extra.mcp.testing:mcp_round_trip_subject"),
+        (rotating_seed(),),
+    ),
     # The desktop page is judged at the default profile by tests/test_web_browser.py.
     ("web", ("--provider", "dsh_user_interaction.extra.web.testing:web_subject"), (1,)),
     (

@@ -26,7 +26,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 
-__all__ = ["HOLD_TOOL", "Connection"]
+__all__ = ["HOLD_TOOL", "Connection", "end_runner"]
 
 #: The tool the client calls to keep a tool call open.
 HOLD_TOOL: Final = "hold"
@@ -70,15 +70,7 @@ class Connection:
     async def aclose(self, limit: float = 1.0) -> None:
         """End the tool call and the connection; cancel what does not end within *limit* s."""
         self._closing.set()
-        runner = self._runner
-        if runner is None or runner.done():
-            return
-        done, _ = await asyncio.wait({runner}, timeout=limit)
-        if not done:
-            runner.cancel()
-            await asyncio.wait({runner}, timeout=limit)
-        if runner.done() and not runner.cancelled():
-            runner.exception()  # retrieved: a connection torn down may end either way
+        await end_runner(self._runner, limit)
 
     async def _on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -124,3 +116,15 @@ class Connection:
                 group.start_soon(self._call, session)
                 await self._closing.wait()
             group.cancel_scope.cancel()
+
+
+async def end_runner(runner: asyncio.Task[None] | None, limit: float) -> None:
+    """Wait *limit* seconds for a connection's task to end, then cancel it and wait as long."""
+    if runner is None or runner.done():
+        return
+    done, _ = await asyncio.wait({runner}, timeout=limit)
+    if not done:
+        runner.cancel()
+        await asyncio.wait({runner}, timeout=limit)
+    if runner.done() and not runner.cancelled():
+        runner.exception()  # retrieved: a connection torn down may end either way

@@ -32,7 +32,7 @@ Invariants (the ``ask()`` of one request goes through them in order):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -47,6 +47,7 @@ from pydantic import ValidationError
 from typing_extensions import TypeIs
 
 from dsh_user_interaction import (
+    AbortSignal,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
     ErrorCode,
@@ -67,6 +68,7 @@ __all__ = [
     "Call",
     "McpElicitationProvider",
     "ToolCallContext",
+    "abort_future",
     "call_of",
     "tool_call",
 ]
@@ -144,6 +146,18 @@ def _supports_form(session: ServerSession) -> bool:
         return False
     # An empty capability object is form elicitation (the revisions before URL mode).
     return elicitation.form is not None or elicitation.url is None
+
+
+def abort_future(signal: AbortSignal | None) -> tuple[asyncio.Future[None], Callable[[], None]]:
+    """A future that completes when *signal* aborts, and the remover of its listener."""
+    aborted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def on_abort(_signal: object) -> None:
+        if not aborted.done():
+            aborted.set_result(None)
+
+    remove = (lambda: None) if signal is None else signal.add_listener(on_abort)
+    return aborted, remove
 
 
 @dataclass(eq=False, slots=True)
@@ -251,14 +265,7 @@ class McpElicitationProvider:
         self._numbers += 1
         pending = _Pending(self._numbers, request)
         params = self._params(form, pending.number)
-        loop = asyncio.get_running_loop()
-        aborted: asyncio.Future[None] = loop.create_future()
-
-        def on_abort(_signal: object) -> None:
-            if not aborted.done():
-                aborted.set_result(None)
-
-        remove = None if signal is None else signal.add_listener(on_abort)
+        aborted, remove = abort_future(signal)
         self._pending.append(pending)
         elicit = asyncio.ensure_future(self._send(call, params))
         either: set[asyncio.Future[Any]] = {elicit, aborted}
@@ -279,8 +286,7 @@ class McpElicitationProvider:
                 raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
             result = self._result(elicit)
         finally:
-            if remove is not None:
-                remove()
+            remove()
             self._pending.remove(pending)
         return self._read(request, form, result)
 
@@ -306,14 +312,7 @@ class McpElicitationProvider:
             return self._read(request, form, given)
         self._numbers += 1
         pending = _Pending(self._numbers, request)
-        aborted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def on_abort(_signal: object) -> None:
-            if not aborted.done():
-                aborted.set_result(None)
-
-        signal = request.get("signal")
-        remove = None if signal is None else signal.add_listener(on_abort)
+        aborted, remove = abort_future(request.get("signal"))
         self._pending.append(pending)
         rounds.need(key, digest, self._params(form, pending.number))
         try:
@@ -321,8 +320,7 @@ class McpElicitationProvider:
             await asyncio.shield(aborted)
             rounds.withdraw(key)
         finally:
-            if remove is not None:
-                remove()
+            remove()
             self._pending.remove(pending)
         raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
 

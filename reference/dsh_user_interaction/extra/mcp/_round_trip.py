@@ -34,8 +34,9 @@ from dsh_user_interaction import (
 )
 from dsh_user_interaction_conformance import Subject, with_capabilities
 
+from ._connection import end_runner
 from ._driver import CAPABILITIES, CAPABILITIES_WITHOUT_CUSTOM_TEXT, ElicitationDriver, Human
-from ._provider import McpElicitationProvider
+from ._provider import McpElicitationProvider, abort_future
 from ._rounds import ROUND_TRIP_VERSION, run_tool
 
 __all__ = [
@@ -119,15 +120,7 @@ class RoundTripProvider:
     async def aclose(self, limit: float = 1.0) -> None:
         """Disconnect; cancel what does not end within *limit* seconds."""
         self._closing.set()
-        runner = self._runner
-        if runner is None or runner.done():
-            return
-        done, _ = await asyncio.wait({runner}, timeout=limit)
-        if not done:
-            runner.cancel()
-            await asyncio.wait({runner}, timeout=limit)
-        if runner.done() and not runner.cancelled():
-            runner.exception()  # retrieved: a connection torn down may end either way
+        await end_runner(self._runner, limit)
 
     def number_of(self, request: AskUserQuestionRequest[Any]) -> str | None:
         """The key of the input request *request*'s last round sent, or ``None``."""
@@ -146,14 +139,7 @@ class RoundTripProvider:
         token = str(next(self._tokens))
         outcome: list[object] = []
         self._calls[token] = (request, outcome)
-        loop = asyncio.get_running_loop()
-        aborted: asyncio.Future[None] = loop.create_future()
-
-        def on_abort(_signal: object) -> None:
-            if not aborted.done():
-                aborted.set_result(None)
-
-        remove = None if signal is None else signal.add_listener(on_abort)
+        aborted, remove = abort_future(signal)
         call = asyncio.ensure_future(client.call_tool(ROUND_TRIP_TOOL, {"token": token}))
         either: set[asyncio.Future[Any]] = {call, aborted}
         try:
@@ -170,8 +156,7 @@ class RoundTripProvider:
                 raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
             result = call.result()
         finally:
-            if remove is not None:
-                remove()
+            remove()
             del self._calls[token]
             self._keys.pop(token, None)
         if not outcome:

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -648,3 +649,21 @@ def test_a_ledger_forgets_an_expired_state_and_two_workers_race_once(tmp_path: P
         assert sorted(won) == [False] * 7 + [True]
 
     run(main())
+
+
+def test_the_process_ledger_says_yes_once_to_loops_on_several_threads() -> None:
+    """Event loops on eight threads share the default ledger: one of them wins each nonce."""
+    ledger = ProcessLedger()
+    won: list[bool] = []
+    start = threading.Barrier(8)
+
+    def use() -> None:
+        start.wait()
+        won.append(asyncio.run(ledger.use("shared", time.time() + 60)))
+
+    threads = [threading.Thread(target=use) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert sorted(won) == [False] * 7 + [True]

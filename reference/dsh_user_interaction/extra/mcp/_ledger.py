@@ -43,20 +43,25 @@ class StateLedger(Protocol):
 
 
 class ProcessLedger:
-    """The nonces used in this process, in memory (``run_tool``'s default)."""
+    """The nonces used in this process, in memory (``run_tool``'s default).
+
+    One lock guards it, so event loops on several threads share it safely.
+    """
 
     def __init__(self) -> None:
         self._used: dict[str, float] = {}
+        self._lock = threading.Lock()
 
     async def use(self, nonce: str, expires: float) -> bool:
         """Mark *nonce* used; ``False`` when it already was. Forgets expired ones."""
         now = time.time()
-        for old in [n for n, until in self._used.items() if until < now]:
-            del self._used[old]
-        if nonce in self._used:
-            return False
-        self._used[nonce] = expires
-        return True
+        with self._lock:
+            for old in [n for n, until in self._used.items() if until < now]:
+                del self._used[old]
+            if nonce in self._used:
+                return False
+            self._used[nonce] = expires
+            return True
 
 
 class SQLiteLedger:

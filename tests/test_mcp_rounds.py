@@ -85,7 +85,7 @@ class _Deployer:
         self.server = MCPServer("deployer")
         self.service = UserInteractionService()
         self.service.register_provider(McpElicitationProvider())
-        #: How many times a body ran, and the rounds' raw states.
+        #: How many times a body ran, and the errors the guarded tool's asks ended with.
         self.runs = 0
         self.outcomes: list[object] = []
         deployer = self

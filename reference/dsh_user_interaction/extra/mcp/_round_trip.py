@@ -58,8 +58,8 @@ class RoundTripProvider:
     *inner* is the server-side provider under test (a fresh
     :class:`~dsh_user_interaction.extra.mcp.McpElicitationProvider` by
     default, or a variant of it); *human* is the client's elicitation
-    callback. Use it as ``async with`` (or :meth:`open` and :meth:`aclose`),
-    in one task: the client's connection is entered and left there.
+    callback. Call :meth:`open` before asking and :meth:`aclose` after: the
+    client's connection is entered and left in a task of its own.
     """
 
     def __init__(self, human: Human, inner: McpElicitationProvider | None = None) -> None:

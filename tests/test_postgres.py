@@ -38,6 +38,7 @@ from psycopg.conninfo import make_conninfo
 from dsh_user_interaction import AskUserQuestionAnswer
 from dsh_user_interaction.durable import AskRecord, AskStore, Outcome, Settlement, SQLiteStore
 from dsh_user_interaction.extra.postgres import DEFAULT_SCHEMA, PostgresLedger, PostgresStore
+from dsh_user_interaction.extra.postgres._ledger import FORGET_AFTER
 from dsh_user_interaction.extra.postgres._store import _channel
 from dsh_user_interaction.extra.postgres.testing import (
     DSN_VARIABLE,
@@ -1205,16 +1206,24 @@ def test_two_agents_and_three_uis_settle_a_thousand_asks_once_through_faults(
 
 
 def test_the_ledger_says_yes_once_per_nonce_to_every_worker(server: PostgresServer) -> None:
-    """The MCP bridge's ledger in PostgreSQL: each nonce once, expired ones forgotten, one racer wins."""
+    """The MCP bridge's ledger in PostgreSQL: each nonce once, long-expired ones forgotten, one racer wins.
+
+    A nonce is kept ``FORGET_AFTER`` seconds past its state's expiry, so a
+    worker whose clock runs ahead (here, the state expired a second ago on
+    this clock) forgets nothing another worker still accepts.
+    """
     schema = f"ledger_{uuid.uuid4().hex[:8]}"
 
     async def main() -> None:
         first, second = (PostgresLedger(server.dsn, schema=schema) for _ in range(2))
         assert await first.use("a", time.time() + 60)
         assert not await second.use("a", time.time() + 60)
-        assert await second.use("old", time.time() - 1)
-        # "old" expired: forgotten at the next use, and then new to the ledger.
+        assert await second.use("recent", time.time() - 1)
+        assert await second.use("old", time.time() - FORGET_AFTER - 1)
+        # "old" expired long ago: forgotten at the next use, and then new to the ledger.
         assert await first.use("old", time.time() + 60)
+        # "recent" expired within the skew allowed: still remembered.
+        assert not await first.use("recent", time.time() + 60)
         won = await asyncio.gather(
             *(ledger.use("race", time.time() + 60) for ledger in (first, second) * 4)
         )
@@ -1222,4 +1231,64 @@ def test_the_ledger_says_yes_once_per_nonce_to_every_worker(server: PostgresServ
         with psycopg.connect(server.dsn, autocommit=True) as db:
             db.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
 
+    run(main())
+
+
+def test_a_ledger_and_a_store_start_together_on_a_new_schema(server: PostgresServer) -> None:
+    """The ledger makes its table under the store's lock: starting both at once never fails.
+
+    Two ``CREATE SCHEMA IF NOT EXISTS`` at once can both find no schema; with
+    locks of their own, a store and a ledger failed most such starts.
+    """
+
+    async def main() -> None:
+        for _ in range(12):
+            schema = f"both_{uuid.uuid4().hex[:8]}"
+
+            async def store(schema: str = schema) -> None:
+                opened = await PostgresStore.connect(server.dsn, schema=schema)
+                await opened.close()
+
+            ledger = PostgresLedger(server.dsn, schema=schema)
+            await asyncio.gather(store(), ledger.use("n", time.time() + 60))
+            with psycopg.connect(server.dsn, autocommit=True) as db:
+                db.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+    run(main(), bound=120.0)
+
+
+def test_a_worker_that_may_only_use_the_ledgers_table_opens_it(server: PostgresServer) -> None:
+    """A role with no CREATE on the database, granted the table alone, marks nonces."""
+    schema = f"least_{uuid.uuid4().hex[:8]}"
+    role = f"worker_{uuid.uuid4().hex[:8]}"
+
+    async def main() -> None:
+        assert await PostgresLedger(server.dsn, schema=schema).use("setup", time.time() + 60)
+        with psycopg.connect(server.dsn, autocommit=True) as db:
+            db.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+            db.execute(
+                sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
+                    sql.Identifier(schema), sql.Identifier(role)
+                )
+            )
+            db.execute(
+                sql.SQL("GRANT SELECT, INSERT, DELETE ON {}.used_request_states TO {}").format(
+                    sql.Identifier(schema), sql.Identifier(role)
+                )
+            )
+            db.execute(sql.SQL("REVOKE CREATE ON DATABASE {} FROM PUBLIC").format(database))
+        try:
+            worker = PostgresLedger(make_conninfo(server.dsn, user=role), schema=schema)
+            assert await worker.use("n", time.time() + 60)
+            assert not await worker.use("setup", time.time() + 60)
+        finally:
+            with psycopg.connect(server.dsn, autocommit=True) as db:
+                db.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+                db.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+                db.execute(sql.SQL("GRANT CREATE ON DATABASE {} TO PUBLIC").format(database))
+
+    with psycopg.connect(server.dsn, autocommit=True) as db:
+        name = db.execute("SELECT current_database()").fetchone()
+    assert name is not None
+    database = sql.Identifier(name[0])
     run(main())

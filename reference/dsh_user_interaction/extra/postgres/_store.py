@@ -88,7 +88,7 @@ _LAYOUT_VERSION: Final = 1
 
 #: The first key of the advisory lock taken while creating the tables; the
 #: second is the hash of the schema's name.
-_LOCK_CLASS: Final = 0x0D5A5C
+SCHEMA_LOCK_CLASS: Final = 0x0D5A5C
 
 #: The first pause before reconnecting, in seconds; it doubles up to the poll interval.
 _FIRST_PAUSE: Final = 0.05
@@ -560,7 +560,9 @@ async def _create_tables(db: _Connection, schema: str) -> None:
     if await (await db.execute(exists, (schema,))).fetchone() is not None:
         return
     async with db.transaction():
-        await db.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_CLASS, schema))
+        await db.execute(
+            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (SCHEMA_LOCK_CLASS, schema)
+        )
         if await (await db.execute(exists, (schema,))).fetchone() is not None:
             return
         for statement in _CREATE:

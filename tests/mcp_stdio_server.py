@@ -1,17 +1,31 @@
 """An MCP server on stdio whose one tool, ``ask_user_question``, asks the client's user.
 
-Run as a subprocess by ``tests/test_mcp.py``: the model-facing tool of
+Run as a subprocess by ``tests/test_mcp.py`` and others (``tests/test_mcp_rounds.py``
+runs several at once, as workers): the model-facing tool of
 ``dsh_user_interaction.tool`` runs on the server, with an
 :class:`~dsh_user_interaction.extra.mcp.McpElicitationProvider` registered
 on its service, so every call asks the client through elicitation: by
 ``elicitation/create`` on a legacy connection, and by input-required rounds
 on revision 2026-07-28 (``run_tool``).
+
+What it reads from the environment:
+
+* ``DSH_TEST_STATE_KEY``: the key that seals request states (else one of
+  its own), so that workers given the same key accept each other's states.
+* ``DSH_TEST_STATE_LEDGER``: the ledger of used request states that workers
+  share (else each remembers its own, ``run_tool``'s default). A libpq URI,
+  ``postgresql://...`` or ``postgres://...``, names a PostgreSQL database:
+  a :class:`~dsh_user_interaction.extra.postgres.PostgresLedger` on it, in
+  the schema ``DSH_TEST_STATE_LEDGER_SCHEMA`` (else the extra's default).
+  Anything else is the path of a SQLite file: a
+  :class:`~dsh_user_interaction.extra.mcp.SQLiteLedger` on it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import mcp_types as types
@@ -32,12 +46,29 @@ from dsh_user_interaction.tool import ASK_USER_QUESTION_TOOL, ask_user_question
 #: The environment variable holding the key that seals request states (else one of its own).
 STATE_KEY_VARIABLE = "DSH_TEST_STATE_KEY"
 
-#: The environment variable naming a SQLite file of used request states that
-#: workers share (else each remembers its own).
+#: The environment variable naming the ledger of used request states that workers
+#: share: a SQLite file, or a PostgreSQL database by a ``postgresql://`` URI.
 LEDGER_VARIABLE = "DSH_TEST_STATE_LEDGER"
-LEDGER: StateLedger | None = (
-    SQLiteLedger(os.environ[LEDGER_VARIABLE]) if os.environ.get(LEDGER_VARIABLE) else None
-)
+#: The environment variable naming a PostgreSQL ledger's schema (else the extra's default).
+LEDGER_SCHEMA_VARIABLE = "DSH_TEST_STATE_LEDGER_SCHEMA"
+#: How a libpq URI begins, as opposed to a file's path.
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def ledger_from(environment: Mapping[str, str]) -> StateLedger | None:
+    """The ledger *environment* names (see the module's docstring); ``None``: this process's own."""
+    named = environment.get(LEDGER_VARIABLE)
+    if not named:
+        return None
+    if not named.startswith(POSTGRES_SCHEMES):
+        return SQLiteLedger(named)
+    # Imported here: without a PostgreSQL ledger, the server needs no psycopg.
+    from dsh_user_interaction.extra.postgres import DEFAULT_SCHEMA, PostgresLedger
+
+    return PostgresLedger(named, schema=environment.get(LEDGER_SCHEMA_VARIABLE) or DEFAULT_SCHEMA)
+
+
+LEDGER = ledger_from(os.environ)
 
 service = UserInteractionService()
 service.register_provider(McpElicitationProvider())

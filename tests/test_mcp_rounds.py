@@ -13,14 +13,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+from urllib.parse import urlencode
 
 import mcp_types as types
+import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,6 +34,8 @@ from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from dsh_user_interaction import (
     AbortController,
@@ -51,6 +59,7 @@ from dsh_user_interaction.extra.mcp import (
     tool_call,
 )
 from dsh_user_interaction.extra.mcp.testing import mcp_round_trip_subject
+from dsh_user_interaction.extra.postgres.testing import ServerUnavailable, shared_server
 from dsh_user_interaction_conformance import run_suite
 
 from .gallery.mcp import BROKEN_ROUNDS
@@ -245,7 +254,7 @@ def test_a_request_state_is_used_once() -> None:
 
 
 def test_a_tampered_or_forged_request_state_is_refused() -> None:
-    """The SDK's seal refuses a state changed on the way, or made up by the client."""
+    """MCP-ROUND-5: the SDK's seal refuses a state changed on the way, or made up by the client."""
 
     async def main() -> None:
         deployer = _Deployer()
@@ -520,7 +529,7 @@ def test_a_broken_bridge_is_caught_on_the_new_revision(name: str) -> None:
 
 
 def test_a_state_minted_for_one_principal_is_refused_for_another() -> None:
-    """With the seal bound to a principal, another user's retry cannot use the state.
+    """MCP-ROUND-5: with the seal bound to a principal, another user's retry cannot use it.
 
     The SDK binds a state to the principal its ``bind_principal`` reads: by
     default the OAuth token's client, issuer and subject. In process there is
@@ -577,23 +586,95 @@ def test_a_state_minted_for_one_principal_is_refused_for_another() -> None:
     run(main())
 
 
+def _unavailable(reason: str) -> NoReturn:
+    """Skip the test, or fail it in CI, where ``.ci/run`` installs PostgreSQL."""
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@dataclass(frozen=True)
+class _SharedLedger:
+    """One ledger of used request states, named for worker processes."""
+
+    #: The worker's environment naming it (see ``tests/mcp_stdio_server.py``).
+    environment: dict[str, str]
+    #: How many nonces it holds as used.
+    used: Callable[[], int]
+
+
+def _sqlite_ledger(path: Path) -> _SharedLedger:
+    """A SQLite file at *path*, which every worker opens as a ``SQLiteLedger``."""
+
+    def used() -> int:
+        with sqlite3.connect(path) as db:
+            (count,) = db.execute("SELECT count(*) FROM dsh_used_request_states").fetchone()
+        return int(count)
+
+    return _SharedLedger({"DSH_TEST_STATE_LEDGER": str(path)}, used)
+
+
+def _postgres_ledger(dsn: str, schema: str) -> _SharedLedger:
+    """The database of *dsn*, in *schema*, which every worker opens as a ``PostgresLedger``."""
+
+    def used() -> int:
+        with psycopg.connect(dsn, autocommit=True) as db:
+            query = sql.SQL("SELECT count(*) FROM {}.used_request_states").format(
+                sql.Identifier(schema)
+            )
+            row = db.execute(query).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    # Every keyword of a libpq connection string is also a URI's query parameter.
+    uri = "postgresql://?" + urlencode(conninfo_to_dict(dsn))
+    environment = {"DSH_TEST_STATE_LEDGER": uri, "DSH_TEST_STATE_LEDGER_SCHEMA": schema}
+    return _SharedLedger(environment, used)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def shared_ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_SharedLedger]:
+    """A ledger for workers to share: a SQLite file, or a fresh schema in PostgreSQL.
+
+    PostgreSQL's is on the process's shared throwaway server (``shared_server``
+    of the postgres extra's testing module, or ``DSH_POSTGRES_DSN``'s), and
+    the schema is dropped after the test.
+    """
+    if request.param == "sqlite":
+        yield _sqlite_ledger(tmp_path / "states.db")
+        return
+    try:
+        dsn = shared_server().dsn
+    except ServerUnavailable as missing:
+        _unavailable(f"no PostgreSQL server can be started: {missing}")
+    schema = f"dsh_test_{uuid.uuid4().hex}"
+    try:
+        yield _postgres_ledger(dsn, schema)
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as db:
+            db.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
 @pytest.mark.slow
 def test_a_state_used_on_one_worker_is_refused_by_another_sharing_the_ledger(
-    tmp_path: Path,
+    shared_ledger: _SharedLedger,
 ) -> None:
-    """Two workers share keys and a SQLite ledger: a state replayed to the second is refused.
+    """Two workers share keys and a ledger: a state replayed to the second is refused.
 
-    Without a shared ledger each worker remembers only its own nonces, and
-    the replay would be accepted there (the docs say so).
+    The ledger is a SQLite file (workers on one machine) or a PostgreSQL
+    database (workers on several); each worker process opens its own
+    ``SQLiteLedger`` or ``PostgresLedger`` on it. The refusal is the exact
+    "used already" error, and the ledger holds the one nonce the first
+    worker used. Without a shared ledger each worker remembers only its own
+    nonces, and the replay would be accepted there (the docs say so).
     """
     shared = "c" * 32 + "shared-key"
-    ledger = str(tmp_path / "states.db")
 
     def worker() -> StdioServerParameters:
         parameters = _worker(shared)
         assert parameters.env is not None
         return parameters.model_copy(
-            update={"env": {**parameters.env, "DSH_TEST_STATE_LEDGER": ledger}}
+            update={"env": {**parameters.env, **shared_ledger.environment}}
         )
 
     async def main() -> None:
@@ -618,6 +699,7 @@ def test_a_state_used_on_one_worker_is_refused_by_another_sharing_the_ledger(
         )
 
     run(main(), bound=60)
+    assert shared_ledger.used() == 1
 
 
 @given(st.lists(st.sampled_from(["a", "b", "c"]), max_size=12))

@@ -11,10 +11,12 @@ mistake of that path of its own: a retry that asks again.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import mcp_types as types
+from mcp.server.mcpserver import Context
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
@@ -22,10 +24,19 @@ from dsh_user_interaction import (
     ErrorCode,
     UserInteractionError,
 )
-from dsh_user_interaction.extra.mcp import Form, McpElicitationProvider, answer_of_content, form_of
+from dsh_user_interaction.extra.mcp import (
+    DEFAULT_STATE_TTL,
+    Form,
+    McpElicitationProvider,
+    StateLedger,
+    answer_of_content,
+    form_of,
+    run_tool,
+)
 from dsh_user_interaction.extra.mcp._rounds import Rounds
 from dsh_user_interaction.extra.mcp.testing import (
     CAPABILITIES,
+    RunTool,
     make_round_trip_subject,
     make_subject,
 )
@@ -246,4 +257,122 @@ BROKEN_ROUNDS: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
         if name != "abort-leaves-request"
     },
     "asks-again-on-retry": (_round_trip(AsksAgainOnRetry), "PRV-ANSWER-1", "provider-answers"),
+}
+
+
+# Broken ``run_tool``s: the rounds' own mistakes, judged by the round-trip checks
+# (``check_round_trips``, MCP-ROUND-* of spec/mcp.md), which the provider suite
+# cannot see. Each wraps the real one and changes what reaches it.
+
+
+def _retried(
+    context: Context,
+    *,
+    state: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    responses: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
+) -> types.CallToolRequestParams | None:
+    """The call's params, its (already unsealed) state and responses changed as given."""
+    plain, given = context.request_state, dict(context.input_responses or {})
+    if plain is None:
+        return None
+    fields: dict[str, Any] = json.loads(plain)
+    if responses is not None:
+        given = responses(fields, given)
+    if state is not None:
+        fields = state(fields)
+    return types.CallToolRequestParams(
+        name="retried",
+        request_state=json.dumps(fields),
+        input_responses=given,
+    )
+
+
+def _broken(
+    doc: str,
+    *,
+    state: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    responses: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
+    fixed_ttl: float | None = None,
+    fixed_ledger: StateLedger | None = None,
+) -> RunTool:
+    """``run_tool``, with the retry's state or responses changed, or its ttl or ledger fixed."""
+
+    async def broken(
+        context: Context,
+        body: Callable[[], Awaitable[str]],
+        *,
+        params: types.CallToolRequestParams | None = None,
+        ttl: float = DEFAULT_STATE_TTL,
+        ledger: StateLedger | None = None,
+    ) -> str | types.InputRequiredResult:
+        if state is not None or responses is not None:
+            params = _retried(context, state=state, responses=responses)
+        return await run_tool(
+            context,
+            body,
+            params=params,
+            ttl=ttl if fixed_ttl is None else fixed_ttl,
+            ledger=ledger if fixed_ledger is None else fixed_ledger,
+        )
+
+    broken.__doc__ = doc
+    return broken
+
+
+class _Forgetful:
+    """A ledger that marks nothing: every state is new to it."""
+
+    async def use(self, nonce: str, expires: float) -> bool:
+        return True
+
+
+def _by_number(fields: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    return {f"{key.split('.')[0]}.{fields['call']}": value for key, value in given.items()}
+
+
+def _in_order(fields: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    return dict(zip(fields["asked"], given.values(), strict=False))
+
+
+def _all_asked(fields: dict[str, Any]) -> dict[str, Any]:
+    known = {key: value[0] for key, value in fields["known"].items()}
+    return {**fields, "asked": {**known, **fields["asked"]}}
+
+
+forgets_kept_answers = _broken(
+    "Keeps no answer past the round that gave it: an ask answered earlier is asked again.",
+    state=lambda fields: {**fields, "known": {}},
+)
+ignores_ttl = _broken(
+    "Drops the application's time to live for the default: a late retry is accepted.",
+    fixed_ttl=DEFAULT_STATE_TTL,
+)
+accepts_replays = _broken(
+    "Keeps no ledger of used states: a state sent again is accepted again.",
+    fixed_ledger=_Forgetful(),
+)
+matches_by_number = _broken(
+    "Matches a response to an ask by its number alone: another call's answers are used.",
+    responses=_by_number,
+)
+routes_by_order = _broken(
+    "Gives the responses to the asks in the order they came, not by their keys.",
+    responses=_in_order,
+)
+uses_unasked_answers = _broken(
+    "Takes a response for any ask of the call, even one answered already and not asked.",
+    state=_all_asked,
+)
+
+
+#: name -> (the broken run_tool, the requirements the round-trip checks may name, first the usual)
+BROKEN_RUN_TOOLS: dict[str, tuple[RunTool, tuple[str, ...]]] = {
+    "forgets-kept-answers": (forgets_kept_answers, ("MCP-ROUND-1",)),
+    "matches-by-number": (matches_by_number, ("MCP-ROUND-2",)),
+    # An answer given to one of two asks with the same form and the same reply goes to
+    # the other: the outcomes are right, and the ask whose answer was carried is asked again.
+    "routes-by-order": (routes_by_order, ("MCP-ROUND-2", "MCP-ROUND-1")),
+    "uses-unasked-answers": (uses_unasked_answers, ("MCP-ROUND-2",)),
+    "accepts-replays": (accepts_replays, ("MCP-ROUND-3",)),
+    "ignores-ttl": (ignores_ttl, ("MCP-ROUND-4",)),
 }

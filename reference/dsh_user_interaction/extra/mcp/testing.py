@@ -10,6 +10,9 @@ streams, with::
 
 and on protocol revision 2026-07-28, each ask in input-required rounds, with
 ``--provider dsh_user_interaction.extra.mcp.testing:mcp_round_trip_subject``.
+What that path's rounds carry is judged by :func:`check_round_trips`
+(``MCP-ROUND-*`` of ``spec/mcp.md``), a drawn client against ``run_tool``
+or a bridge's own.
 """
 
 import importlib as _importlib
@@ -35,6 +38,9 @@ from ._driver import fill as fill
 from ._driver import make_subject as make_subject
 from ._driver import mcp_subject as mcp_subject
 from ._driver import mcp_subject_without_custom_text as mcp_subject_without_custom_text
+from ._round_checks import RoundTripFailure as RoundTripFailure
+from ._round_checks import RunTool as RunTool
+from ._round_checks import check_round_trips as check_round_trips
 from ._round_trip import ROUND_TRIP_TOOL as ROUND_TRIP_TOOL
 from ._round_trip import RoundTripProvider as RoundTripProvider
 from ._round_trip import make_round_trip_subject as make_round_trip_subject
@@ -50,7 +56,10 @@ __all__ = [
     "Human",
     "Numbered",
     "OutstandingElicitation",
+    "RoundTripFailure",
     "RoundTripProvider",
+    "RunTool",
+    "check_round_trips",
     "fill",
     "make_round_trip_subject",
     "make_subject",

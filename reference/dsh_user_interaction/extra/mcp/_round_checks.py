@@ -1,0 +1,449 @@
+"""The round-trip checks: a drawn client against ``run_tool``, or a bridge's own (``MCP-ROUND-*``).
+
+The provider suite judges what an ask returns; it cannot see how a tool
+call's rounds carry answers, since each of its asks is one honest call.
+These checks drive the rounds themselves, the way a client that retries
+late, replays, or sends answers under the wrong keys would, and judge the
+statements of ``spec/mcp.md``:
+
+* a real ``MCPServer`` with one tool, whose body asks one to three drawn
+  questions (in turn or together) through an
+  :class:`~dsh_user_interaction.extra.mcp.McpElicitationProvider`, under
+  the *run* being checked (:func:`~dsh_user_interaction.extra.mcp.run_tool`
+  or a variant with its signature), and returns what each ask ended with;
+* a real ``Client`` on revision 2026-07-28 whose retries are drawn round by
+  round: answer every form (keys in a drawn order), some of them, or none;
+  first replay a state already used; send a different answer to an ask
+  already answered; send another call's answers with this call's state. A
+  second call, started with other answers, lends its keys; a third, with a
+  time to live of 20 ms, is retried 60 ms later.
+
+Each example runs within a bound of its own, so a *run* that hangs fails it.
+Time never decides a verdict the other way: only the late call depends on
+the clock, and a slow machine only makes it later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Final, Protocol, cast
+
+import mcp_types as types
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as seeded
+from hypothesis import strategies as st
+from mcp import Client
+from mcp.client import ClientSession
+from mcp.client.session import ClientRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+
+from dsh_user_interaction import AskUserQuestionItem, UserInteractionError, UserInteractionService
+
+from ._ledger import ProcessLedger, StateLedger
+from ._provider import McpElicitationProvider
+from ._rounds import DEFAULT_STATE_TTL, ROUND_TRIP_VERSION, run_tool
+
+__all__ = ["RoundTripFailure", "RunTool", "check_round_trips"]
+
+#: The questions a body asks, each with the replies a human may give it.
+_QUESTIONS: Final[tuple[tuple[AskUserQuestionItem, tuple[str, ...]], ...]] = (
+    (
+        {
+            "id": "mode",
+            "question": "Which mode?",
+            "options": [{"label": "Fast"}, {"label": "Safe"}, {"label": "Later"}],
+        },
+        ("Fast", "Safe", "Later"),
+    ),
+    (
+        {
+            "id": "target",
+            "question": "Where to?",
+            "options": [{"label": "staging"}, {"label": "prod"}],
+        },
+        ("staging", "prod"),
+    ),
+    ({"id": "why", "question": "Why?"}, ("because", "it is late", "ok")),
+)
+#: Replies that end an ask as a dismissal, and what the body then records.
+_DISMISSALS: Final = ("decline", "cancel")
+_DISMISSED: Final = "ASK_CANCELLED"
+#: The time to live of the late call, and how long after its first round it is retried.
+_LATE_TTL: Final = 0.02
+_LATE_BY: Final = 0.06
+#: Rounds whose retry is drawn; later ones answer every form.
+_DRAWN_ROUNDS: Final = 6
+#: Rounds after which a call that has not ended fails MCP-ROUND-1.
+_MAX_ROUNDS: Final = 16
+#: Seconds an example may take, by default, before it fails as a hang.
+_BOUND: Final = 30.0
+_TOOL: Final = "scenario"
+_KEY: Final = re.compile(r"^ask-(\d+)\.")
+
+
+class RoundTripFailure(AssertionError):
+    """A statement of ``spec/mcp.md`` broken, named by its ID (``requirement``)."""
+
+    def __init__(self, requirement: str, message: str) -> None:
+        super().__init__(f"{requirement}: {message}")
+        #: The ID of the statement broken, such as ``MCP-ROUND-2``.
+        self.requirement = requirement
+
+
+class RunTool(Protocol):
+    """What is checked: a callable shaped like :func:`~dsh_user_interaction.extra.mcp.run_tool`."""
+
+    def __call__(
+        self,
+        context: Context,
+        body: Callable[[], Awaitable[str]],
+        *,
+        params: types.CallToolRequestParams | None = None,
+        ttl: float = DEFAULT_STATE_TTL,
+        ledger: StateLedger | None = None,
+    ) -> Awaitable[str | types.InputRequiredResult]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One tool call: the questions its body asks (by index), the replies, and how it asks."""
+
+    questions: tuple[int, ...]
+    replies: tuple[str, ...]
+    together: bool
+
+
+@st.composite
+def _calls(draw: st.DrawFn, lent_to: _Call | None = None) -> _Call:
+    """A call; one lending its keys to *lent_to* asks the same, and replies otherwise."""
+    if lent_to is None:
+        questions = tuple(
+            draw(st.lists(st.integers(0, len(_QUESTIONS) - 1), min_size=1, max_size=3))
+        )
+        replies = tuple(
+            draw(
+                st.sampled_from(_QUESTIONS[q][1] + _DISMISSALS) | st.sampled_from(_QUESTIONS[q][1])
+            )
+            for q in questions
+        )
+    else:
+        questions = lent_to.questions
+        replies = tuple(
+            draw(st.sampled_from([r for r in _QUESTIONS[q][1] if r != mine]))
+            for q, mine in zip(questions, lent_to.replies, strict=True)
+        )
+    return _Call(questions, replies, draw(st.booleans()))
+
+
+def _expected(reply: str) -> str:
+    return _DISMISSED if reply in _DISMISSALS else reply
+
+
+def _response(call: _Call, number: int) -> types.ElicitResult:
+    """The client's answer to the *number*-th ask (from 1) of *call*."""
+    reply = call.replies[number - 1]
+    if reply in _DISMISSALS:
+        return types.ElicitResult(action="decline" if reply == "decline" else "cancel")
+    return types.ElicitResult(action="accept", content={"q1": reply})
+
+
+def _number(key: str) -> int:
+    match = _KEY.match(key)
+    if match is None:
+        msg = f"an input request's key {key!r} is not ask-<n>.<call>"
+        raise RoundTripFailure("MCP-ROUND-2", msg)
+    return int(match[1])
+
+
+@dataclass(eq=False)
+class _Server:
+    """The server under check: one tool whose body asks the questions of a registered call."""
+
+    run: RunTool
+    ledger: StateLedger = field(default_factory=ProcessLedger)
+    server: MCPServer = field(default_factory=lambda: MCPServer("dsh-round-trip-checks"))
+    calls: dict[str, _Call] = field(default_factory=dict[str, _Call])
+
+    def __post_init__(self) -> None:
+        self.service = UserInteractionService()
+        self.service.register_provider(McpElicitationProvider())
+        self.server.tool(name=_TOOL)(self._tool)
+
+    async def _tool(self, ctx: Context, case: str, ttl: float) -> str | types.InputRequiredResult:
+        call = self.calls[case]
+
+        async def one(question: int) -> str:
+            try:
+                answer = await self.service.ask({"questions": [_QUESTIONS[question][0]]})
+            except UserInteractionError as error:
+                return str(error.code)
+            item = answer["answers"][0]
+            return item["selected"][0] if item["selected"] else item.get("custom", "")
+
+        async def body() -> str:
+            if call.together:
+                outcomes = await asyncio.gather(*(one(q) for q in call.questions))
+            else:
+                outcomes = [await one(q) for q in call.questions]
+            return json.dumps(outcomes)
+
+        return await self.run(ctx, body, ttl=ttl, ledger=self.ledger)
+
+
+@dataclass(eq=False)
+class _Client:
+    """The drawn client: its session, and what it has sent."""
+
+    session: ClientSession
+    data: st.DataObject
+    cases: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    async def call(
+        self,
+        case: str,
+        ttl: float,
+        responses: Mapping[str, types.ElicitResult] | None = None,
+        state: str | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        result = await self.session.call_tool(
+            _TOOL,
+            {"case": case, "ttl": ttl},
+            input_responses=dict(responses) if responses is not None else None,
+            request_state=state,
+            allow_input_required=True,
+        )
+        if isinstance(result, types.CallToolResult) and result.is_error:
+            text = " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+            msg = f"the tool call failed: {text}"
+            raise RoundTripFailure("MCP-ROUND-2", msg)
+        return result
+
+    async def refused(
+        self,
+        requirement: str,
+        why: str,
+        case: str,
+        ttl: float,
+        *,
+        state: str | None,
+        responses: Mapping[str, types.ElicitResult] | None = None,
+    ) -> None:
+        """Send a retry that must be refused with ``INVALID_PARAMS`` saying *why*."""
+        try:
+            await self.call(case, ttl, responses, state)
+        except MCPError as error:
+            if error.code == types.INVALID_PARAMS and why in error.message:
+                return
+            msg = f"a retry that must be refused ({why}) failed otherwise: {error.message}"
+            raise RoundTripFailure(requirement, msg) from None
+        msg = f"a request state was accepted, but {why}"
+        raise RoundTripFailure(requirement, msg)
+
+
+def _outcomes(result: types.CallToolResult) -> list[str]:
+    text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    try:
+        outcomes: object = json.loads(text)
+    except ValueError:
+        outcomes = text
+    if not isinstance(outcomes, list):
+        msg = f"the body's result {text!r} is not its list of outcomes"
+        raise RoundTripFailure("MCP-ROUND-2", msg)
+    return [str(outcome) for outcome in cast("list[object]", outcomes)]
+
+
+async def _start(
+    client: _Client, server: _Server, call: _Call, role: str, ttl: float
+) -> tuple[str, types.InputRequiredResult]:
+    """Call the tool for *call* once: its case, and its first round."""
+    case = f"{role}-{next(client.cases)}"
+    server.calls[case] = call
+    result = await client.call(case, ttl)
+    if not isinstance(result, types.InputRequiredResult):
+        msg = "a call whose body asks ended without asking"
+        raise RoundTripFailure("MCP-ROUND-1", msg)
+    return case, result
+
+
+async def _first_keys(client: _Client, server: _Server, call: _Call) -> dict[int, str]:
+    """Start *call* and leave it: the keys of its first round, by ask number."""
+    _, result = await _start(client, server, call, "lender", DEFAULT_STATE_TTL)
+    return {_number(key): key for key in result.input_requests or {}}
+
+
+async def _late(client: _Client, server: _Server, call: _Call) -> None:
+    """MCP-ROUND-4: a retry after the state's time to live is refused."""
+    case, result = await _start(client, server, call, "late", _LATE_TTL)
+    await asyncio.sleep(_LATE_BY)
+    responses = {key: _response(call, _number(key)) for key in result.input_requests or {}}
+    await client.refused(
+        "MCP-ROUND-4",
+        "it has expired",
+        case,
+        _LATE_TTL,
+        responses=responses,
+        state=result.request_state,
+    )
+
+
+async def _main_call(client: _Client, server: _Server, call: _Call, lender: _Call | None) -> None:
+    """Drive *call* to its end with drawn retries; judge every round (MCP-ROUND-1 to 3)."""
+    data = client.data
+    case = f"main-{next(client.cases)}"
+    server.calls[case] = call
+    lent = await _first_keys(client, server, lender) if lender is not None else {}
+    used: list[str] = []
+    answered: dict[str, int] = {}
+    responses: dict[str, types.ElicitResult] | None = None
+    state: str | None = None
+    asked_again: str | None = None
+    round_number = 0
+    while True:
+        round_number += 1
+        if round_number > _MAX_ROUNDS:
+            msg = f"the call had not ended after {_MAX_ROUNDS} rounds, every form answered"
+            raise RoundTripFailure("MCP-ROUND-1", msg)
+        result = await client.call(case, DEFAULT_STATE_TTL, responses, state)
+        if state is not None:
+            used.append(state)
+        if not isinstance(result, types.InputRequiredResult):
+            break
+        keys = list(result.input_requests or {})
+        again = [key for key in keys if key in answered]
+        if again and asked_again is None:
+            # Judged at the end: an answer used by another ask breaks MCP-ROUND-2 instead.
+            asked_again = (
+                f"round {round_number} sent the form of {again[0]!r} again, "
+                f"though the retry of round {answered[again[0]]} carried its answer"
+            )
+        if not keys or result.request_state is None:
+            msg = "an input-required result with no input request or no request state"
+            raise RoundTripFailure("MCP-ROUND-1", msg)
+        state = result.request_state
+        moves = ["all"]
+        if round_number <= _DRAWN_ROUNDS:
+            moves += ["none", *(["some"] if len(keys) > 1 else [])]
+            moves += [*(["replay"] if used else []), *(["stray"] if answered else [])]
+            moves += ["cross"] if any(_number(k) in lent for k in keys) else []
+        move = data.draw(st.sampled_from(moves), label=f"round {round_number}")
+        if move == "replay":
+            old = data.draw(st.sampled_from(used), label="replayed state")
+            await client.refused(
+                "MCP-ROUND-3", "it was used already", case, DEFAULT_STATE_TTL, state=old
+            )
+            move = "all"
+        chosen: list[str] = []
+        if move in ("all", "stray"):
+            chosen = data.draw(st.permutations(keys), label="answered, in this order")
+        elif move == "some":
+            chosen = data.draw(
+                st.lists(st.sampled_from(keys), min_size=1, max_size=len(keys) - 1, unique=True),
+                label="answered",
+            )
+        responses = {key: _response(call, _number(key)) for key in chosen}
+        for key in chosen:
+            answered.setdefault(key, round_number)
+        if move == "stray":
+            # Another answer to an ask already answered: never used (its answer was kept).
+            key = data.draw(st.sampled_from(sorted(set(answered) - set(chosen)) or chosen))
+            number = _number(key)
+            other = next(
+                r
+                for r in _QUESTIONS[call.questions[number - 1]][1]
+                if r != call.replies[number - 1]
+            )
+            responses[key] = types.ElicitResult(action="accept", content={"q1": other})
+        if move == "cross" and lender is not None:
+            # The other call's answers, under its keys, with this call's state: never used.
+            for key in keys:
+                number = _number(key)
+                if number in lent:
+                    responses[lent[number]] = _response(lender, number)
+    outcomes = _outcomes(result)
+    wanted = [_expected(reply) for reply in call.replies]
+    if outcomes != wanted:
+        msg = f"the asks ended with {outcomes}, but the answers given to them were {wanted}"
+        raise RoundTripFailure("MCP-ROUND-2", msg)
+    if asked_again is not None:
+        raise RoundTripFailure("MCP-ROUND-1", asked_again)
+    replay: bool = data.draw(st.booleans(), label="replay the last state")
+    if used and replay:
+        await client.refused(
+            "MCP-ROUND-3", "it was used already", case, DEFAULT_STATE_TTL, state=used[-1]
+        )
+
+
+async def _no_push(
+    context: ClientRequestContext, params: types.ElicitRequestParams
+) -> types.ElicitResult | types.ErrorData:
+    """The client's elicitation callback: never called, since the checks answer each round."""
+    del context, params
+    return types.ErrorData(code=types.INTERNAL_ERROR, message="forms come in rounds here")
+
+
+async def _example(run: RunTool, data: st.DataObject) -> None:
+    call = data.draw(_calls(), label="call")
+    lender = data.draw(st.none() | _calls(call), label="another call, lending its keys")
+    late = data.draw(st.none() | _calls(), label="a call retried late")
+    server = _Server(run)
+    failure: RoundTripFailure | None = None
+    async with Client(
+        server.server, mode=ROUND_TRIP_VERSION, elicitation_callback=_no_push
+    ) as connected:
+        client = _Client(connected.session, data)
+        try:
+            if late is not None:
+                await _late(client, server, late)
+            await _main_call(client, server, call, lender)
+        except RoundTripFailure as failed:
+            failure = failed  # raised once the client has closed, not inside its task group
+    if failure is not None:
+        raise failure
+
+
+def check_round_trips(
+    run: RunTool = run_tool, *, seed: int | None = None, examples: int = 40, bound: float = _BOUND
+) -> None:
+    """Judge *run* by ``MCP-ROUND-1`` to ``MCP-ROUND-4`` over *examples* drawn clients.
+
+    Raises :class:`RoundTripFailure`, naming the requirement and carrying
+    Hypothesis's minimal example in its notes, at the first broken one; an
+    example that takes more than *bound* seconds fails ``MCP-ROUND-1``.
+    *seed* makes the run repeatable.
+
+    >>> check_round_trips(examples=2, seed=1)
+    """
+    if isinstance(examples, bool) or examples < 1:
+        msg = f"examples must be a positive int, got {examples!r}"
+        raise ValueError(msg)
+    if isinstance(bound, bool) or not (math.isfinite(bound) and bound > 0):
+        msg = f"bound must be a positive, finite number of seconds, got {bound!r}"
+        raise ValueError(msg)
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        report_multiple_bugs=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        async def bounded() -> None:
+            try:
+                async with asyncio.timeout(bound):
+                    await _example(run, data)
+            except TimeoutError:
+                msg = f"an example did not end within {bound:g} s"
+                raise RoundTripFailure("MCP-ROUND-1", msg) from None
+
+        asyncio.run(bounded())
+
+    (check if seed is None else seeded(seed)(check))()

@@ -101,25 +101,27 @@ def ask_id_in(request: AskUserQuestionRequest) -> str | None:
 class Observers:
     """The service's observers, and the tasks of those still running."""
 
-    __slots__ = ("_observers", "_running", "_timeout")
+    __slots__ = ("_running", "_timeout", "observers")
 
     def __init__(self, timeout: float) -> None:
-        self._observers: list[AskObserver] = []
+        #: The observers, in the order they were added; the service reads it (not
+        #: ``bool(self)``, a Python-level call) to skip the events when it is empty.
+        self.observers: list[AskObserver] = []
         self._running: set[asyncio.Task[None]] = set()
         self._timeout = timeout
 
     def __bool__(self) -> bool:
-        return bool(self._observers)
+        return bool(self.observers)
 
     def add(self, observer: object) -> Callable[[], None]:
         if not callable(observer):
             msg = f"an observer must be callable, got {type(observer).__name__}"
             raise TypeError(msg)
-        self._observers.append(observer)
+        self.observers.append(observer)
 
         def remove() -> None:
-            if observer in self._observers:
-                self._observers.remove(observer)
+            if observer in self.observers:
+                self.observers.remove(observer)
 
         return remove
 
@@ -131,7 +133,7 @@ class Observers:
     def tell(self, event: AskEvent) -> None:
         """Give *event* to every observer; nothing they do reaches the caller."""
         loop = asyncio.get_running_loop()
-        for observer in tuple(self._observers):
+        for observer in tuple(self.observers):
             try:
                 result = observer(event)
             except Exception as error:  # noqa: BLE001 - OBS-SAFE-1: reported, never raised

@@ -23,6 +23,11 @@ machine first (the covering check) and its durable-path scenarios only
 when the machine misses it. ``-- 20 --stores $(python -c 'from
 tests.gallery.stores import BROKEN_STORES; print(*BROKEN_STORES)')`` judges
 the stores alone.
+
+``--round-trips`` adds the broken ``run_tool``s of the MCP bridge
+(``BROKEN_RUN_TOOLS`` in ``tests/gallery/mcp.py``), each judged by the
+round-trip checks (``check_round_trips``, ``MCP-ROUND-*``) at their default
+number of examples; they are their own covering check.
 """
 
 from __future__ import annotations
@@ -45,6 +50,14 @@ def _failed(
     only: Collection[str],
     wanted: Collection[str],
 ) -> set[str]:
+    if kind == "run_tool":
+        from dsh_user_interaction.extra.mcp.testing import RoundTripFailure, check_round_trips
+
+        try:
+            check_round_trips(factory, seed=seed)
+        except RoundTripFailure as failure:
+            return {failure.requirement}
+        return set()
     if kind == "store":
         judged = run_store_suite(factory, seed=seed, shrink=False, stop_on=wanted, only=only)
         return {r.requirement.id for r in judged.results if r.status == "failed"}
@@ -72,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--web", action="store_true", help="the broken web providers too")
     parser.add_argument("--stores", action="store_true", help="the broken ask stores too")
+    parser.add_argument(
+        "--round-trips", action="store_true", help="the MCP bridge's broken run_tools too"
+    )
     args = parser.parse_intermixed_args(argv)
     covering: Callable[[str, str, str], list[str]] | None = None
     if args.covering:
@@ -92,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         from tests.gallery.stores import BROKEN_STORES
 
         entries += [("store", n, f, r) for n, (f, r) in BROKEN_STORES.items()]
+    if args.round_trips:
+        from tests.gallery.mcp import BROKEN_RUN_TOOLS  # needs the mcp SDK: only here
+
+        entries += [("run_tool", n, f, "|".join(r)) for n, (f, r) in BROKEN_RUN_TOOLS.items()]
     missed = 0
     for kind, name, factory, requirement in entries:
         if args.names and name not in args.names:
@@ -101,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         for seed in range(1, args.seeds + 1):
             if covering is not None:
-                if kind == "store":
+                if kind == "run_tool":
+                    only = []
+                elif kind == "store":
                     only = ["store-machine"]
                 elif kind == "web":
                     only = [web_checks[name]]

@@ -14,7 +14,8 @@ desktop's width and once at a phone's (the browser's runs are the longest:
 three seeds of the desktop page took 90 s of the load proof's 90 s, one of
 each 66 s, and the phone's run here is the proof that every card works at
 that width too); and against providers that sleep, or compute, for half a
-second inside ``ask()``.
+second inside ``ask()``. The MCP bridge's round-trip checks
+(``check_round_trips``) judge ``run_tool`` under the same load.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from dsh_user_interaction.extra.mcp.testing import check_round_trips
 
 from .helpers import rotating_seed
 
@@ -205,3 +208,14 @@ def test_a_busy_machine_fails_no_correct_subject_and_every_blocked_loop(tmp_path
         if target == "SPINS_HALF_A_SECOND":
             assert all(s["on_cpu"] > 0.28 for s in blocked)
     assert time.monotonic() - started < PATIENCE
+
+
+@pytest.mark.usefixtures("busy_machine")
+def test_a_busy_machine_breaks_no_round_trip_statement_of_run_tool() -> None:
+    """The round-trip checks pass run_tool under the same load, on the day's seed and the next.
+
+    Their one clock-bound case, a retry after the time to live, only gets
+    later on a busy machine; every other verdict is the drawn client's alone.
+    """
+    for seed in (rotating_seed(), rotating_seed() + 1):
+        check_round_trips(seed=seed)

@@ -199,7 +199,7 @@ class _Server:
 
 @dataclass(eq=False)
 class _Client:
-    """The drawn client: its session, and what it has sent."""
+    """The drawn client: its session, the example's draws, and the calls it has made."""
 
     session: ClientSession
     data: st.DataObject
@@ -248,6 +248,7 @@ class _Client:
 
 
 def _outcomes(result: types.CallToolResult) -> list[str]:
+    """What each ask of the body ended with, from the call's final result."""
     text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
     try:
         outcomes: object = json.loads(text)
@@ -328,9 +329,11 @@ async def _main_call(client: _Client, server: _Server, call: _Call, lender: _Cal
             raise RoundTripFailure("MCP-ROUND-1", msg)
         state = result.request_state
         moves = ["all"]
+        # Asks answered in earlier rounds and not sent again: another answer to one is stray.
+        earlier = sorted(set(answered) - set(keys))
         if round_number <= _DRAWN_ROUNDS:
             moves += ["none", *(["some"] if len(keys) > 1 else [])]
-            moves += [*(["replay"] if used else []), *(["stray"] if answered else [])]
+            moves += [*(["replay"] if used else []), *(["stray"] if earlier else [])]
             moves += ["cross"] if any(_number(k) in lent for k in keys) else []
         move = data.draw(st.sampled_from(moves), label=f"round {round_number}")
         if move == "replay":
@@ -352,7 +355,7 @@ async def _main_call(client: _Client, server: _Server, call: _Call, lender: _Cal
             answered.setdefault(key, round_number)
         if move == "stray":
             # Another answer to an ask already answered: never used (its answer was kept).
-            key = data.draw(st.sampled_from(sorted(set(answered) - set(chosen)) or chosen))
+            key = data.draw(st.sampled_from(earlier), label="answered again")
             number = _number(key)
             other = next(
                 r

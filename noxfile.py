@@ -123,8 +123,11 @@ def typecheck(session: nox.Session) -> None:
     printed after mypy's, and either one failing fails the session.
     """
     _install(session)
+    # Pyright reads the packages of the session's venv, as mypy does (not those of
+    # whatever python is first on PATH outside nox).
+    python = os.path.join(session.bin, "python")
     pyright = subprocess.Popen(  # noqa: S603 - a fixed command from the session's venv
-        [os.path.join(session.bin, "pyright")],
+        [os.path.join(session.bin, "pyright"), "--pythonpath", python],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

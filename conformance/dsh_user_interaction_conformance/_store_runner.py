@@ -21,7 +21,7 @@ from typing import Any, Final, NamedTuple, Protocol, cast
 from hypothesis import settings
 from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.reporting import with_reporter
-from hypothesis.stateful import run_state_machine_as_test  # pyright: ignore[reportUnknownVariableType] - untyped in Hypothesis
+from hypothesis.stateful import run_state_machine_as_test
 
 import dsh_user_interaction
 

@@ -49,22 +49,32 @@ _INSTALL_SECONDS = 300
 
 @functools.cache
 def _installed() -> Path:
-    """The SDK's folder, installed from its lock file once; skips, or fails in CI, without it."""
+    """The SDK's folder, installed from its lock file once; skips, or fails in CI, without it.
+
+    One test process at a time: two ``npm ci`` in one folder remove each
+    other's files (the workers of ``-n 4`` did, on the first run of a clone).
+    """
+    import fcntl  # the lock is POSIX's; the tests run on Linux
+
     node, npm = shutil.which("node"), shutil.which("npm")
     marker = _HERE / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
     if node is None or npm is None:
         _unavailable("Node.js and npm are needed for the TypeScript SDK's tests")
-    if not marker.exists():
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=_HERE,
-            capture_output=True,
-            text=True,
-            timeout=_INSTALL_SECONDS,
-            check=False,
-        )
-        if done.returncode != 0:
-            _unavailable(f"npm ci failed:\n{done.stdout}\n{done.stderr}")
+    with (_HERE / ".npm-ci.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():
+            done = None
+        else:
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"],
+                cwd=_HERE,
+                capture_output=True,
+                text=True,
+                timeout=_INSTALL_SECONDS,
+                check=False,
+            )
+    if done is not None and done.returncode != 0:
+        _unavailable(f"npm ci failed:\n{done.stdout}\n{done.stderr}")
     assert json.loads(marker.read_text(encoding="utf-8"))["version"] == _SDK
     return _HERE
 

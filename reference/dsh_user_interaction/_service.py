@@ -45,9 +45,8 @@ from ._checks import (
     RequestIndex,
     bad_answer,
     check_first_stages,
+    checked_request,
     fast_answer_accepted,
-    fast_request_index,
-    full_check_request,
     must_violations,
     unreadable_request,
 )
@@ -334,16 +333,12 @@ class UserInteractionService:
             if self._gate is not None:
                 check_first_stages(request)
                 self._judge(request)
-            # checked_request, inlined: the fast path's index, or the full rules.
-            index = fast_request_index(request)
-            if index is None:
-                full_check_request(request, has_provider=registration is not None)
+            index = checked_request(request, has_provider=registration is not None)
         except UserInteractionError as error:
             if error.code is ErrorCode.ASK_ABORTED and _timeout_signal(request):
                 raise UserInteractionError.timed_out_error() from None
             raise
-        if registration is None:
-            # Stage 5 for a request the fast path accepted (the full rules raise it themselves).
+        if registration is None:  # pragma: no cover - check_request raised
             raise UserInteractionError.of(ErrorCode.NO_PROVIDER)
         # The fast path leaves requests with a deadline to the full rules.
         deadline = deadline_of(request) if index is None and self._enforce_deadlines else None

@@ -444,6 +444,30 @@ def test_the_secret_travels_in_the_fragment_and_the_page_itself_holds_none() -> 
     run(main)
 
 
+def test_every_connection_sends_at_once_with_nagles_algorithm_off() -> None:
+    """The server's connections have TCP_NODELAY: no response waits for the browser's ACK.
+
+    With Nagle's algorithm on, a response on a kept-alive connection (every
+    load after the first, every answer posted) sent its head, then waited
+    for the browser's delayed ACK (40 ms on Linux) before sending its body.
+    """
+
+    async def main() -> None:
+        async with door() as d:
+            for path in ("/", "/static/app.css", "/static/app.js"):
+                assert (await d.http.get(path)).status_code == 200
+            server = d.provider._server
+            assert server is not None
+            connections = list(server.server_state.connections)
+            assert connections
+            for connection in connections:
+                transport: Any = connection.transport
+                sock = transport.get_extra_info("socket")
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+    run(main)
+
+
 @pytest.mark.parametrize("path", ["/", "/static/app.js", "/favicon.ico"])
 def test_a_page_load_by_another_host_name_gets_nothing(path: str) -> None:
     async def main() -> None:

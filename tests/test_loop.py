@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
+import os
+import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest
 from dsh_user_interaction_conformance import (
@@ -202,6 +207,130 @@ def test_a_stall_is_judged_by_the_part_not_spent_waiting_for_a_cpu() -> None:
     assert Stall(0.62, on_cpu=0.5, collecting=0.4).judged(STALL_LIMIT) is None
     assert Stall(0.62, on_cpu=0.01).judged(STALL_LIMIT) is None
     assert Stall(0.62).judged(STALL_LIMIT) is None
+
+
+def test_a_sleep_on_a_lock_that_a_starved_suite_thread_holds_is_starvation() -> None:
+    """The loop's thread asleep while one of the suite's threads waited for a CPU is starved.
+
+    It slept on a lock that thread held (the interpreter's, most often).
+    Only one thread's wait counts, never more than the loop's thread slept.
+    """
+    assert Stall(0.62, on_cpu=0.03, waiting=0.0, others=0.57).judged(STALL_LIMIT) == "starved"
+    # The loop's own CPU time is never excused by another thread's wait.
+    assert Stall(0.62, on_cpu=0.55, waiting=0.0, others=0.62).judged(STALL_LIMIT) == "blocked"
+    # A sleep longer than the other thread's wait, by more than the limit, is blocked.
+    assert Stall(0.9, on_cpu=0.01, waiting=0.0, others=0.3).judged(STALL_LIMIT) == "blocked"
+    assert Stall(0.9, on_cpu=0.01, waiting=0.0, others=0.0).judged(STALL_LIMIT) == "blocked"
+    assert Stall(0.9, on_cpu=0.01, waiting=0.0, others=None).judged(STALL_LIMIT) == "blocked"
+
+
+_SECONDS = st.floats(0.0, 5.0, allow_nan=False)
+
+
+@given(seconds=_SECONDS, on_cpu=_SECONDS, waiting=_SECONDS, collecting=_SECONDS, others=_SECONDS)
+def test_another_threads_wait_only_ever_excuses_the_loops_sleep(
+    seconds: float, on_cpu: float, waiting: float, collecting: float, others: float
+) -> None:
+    """The credit lowers the blocked part by at most the other's wait and the loop's sleep."""
+    on_cpu, waiting = min(on_cpu, seconds), min(waiting, seconds - min(on_cpu, seconds))
+    collecting = min(collecting, on_cpu)
+    without = Stall(seconds, on_cpu, waiting, collecting)
+    stall = dataclasses.replace(without, others=others)
+    assert without.blocked is not None
+    assert stall.blocked is not None
+    asleep = seconds - on_cpu - waiting
+    assert stall.blocked <= without.blocked
+    assert stall.blocked >= without.blocked - min(others, asleep) - 1e-9
+    # What the loop's thread did on a CPU (outside collections) always counts.
+    assert stall.blocked >= on_cpu - collecting - 1e-9
+
+
+def _gil_holder(cpu: int, stop: threading.Event) -> Callable[[], None]:
+    """A thread body: Python code on *cpu*, scheduled only when nothing else wants it."""
+
+    def spin() -> None:
+        os.sched_setaffinity(0, {cpu})
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        while not stop.is_set():
+            pass
+
+    return spin
+
+
+@pytest.fixture
+def busy_cpu() -> Iterator[tuple[int, int]]:
+    """A process keeping one CPU busy (the first returned); the second is left free."""
+    cpus = sorted(os.sched_getaffinity(0))
+    busy, free = cpus[0], cpus[1]
+    burner = subprocess.Popen(
+        [sys.executable, "-c", f"import os\nos.sched_setaffinity(0, {{{busy}}})\nwhile True: pass"]
+    )
+    try:
+        yield busy, free
+    finally:
+        burner.kill()
+        burner.wait(timeout=30)
+
+
+_STARVES_A_THREAD = pytest.mark.skipif(
+    sys.platform != "linux" or len(os.sched_getaffinity(0)) < 2,
+    reason="starves one thread on purpose: Linux's SCHED_IDLE, and two CPUs",
+)
+
+
+def _stalled_by_a_gil_holder(busy: int, free: int, *, by_the_example: bool) -> Stall:
+    """The worst stall of an example whose loop waits for the interpreter's lock.
+
+    A thread running Python code on the busy CPU, under SCHED_IDLE, gets that
+    CPU now and then, takes the interpreter's lock, and loses the CPU still
+    holding it: the loop's thread, on the free CPU, sleeps until it runs
+    again. The thread is started before the example (as the suite's own are),
+    or *by_the_example* (as a subject's would be).
+    """
+    stop = threading.Event()
+    holder = _gil_holder(busy, stop)
+
+    async def scenario() -> None:
+        os.sched_setaffinity(0, {free})
+        if by_the_example:
+            threading.Thread(target=holder, daemon=True).start()
+        await asyncio.sleep(0.8)
+
+    if not by_the_example:
+        threading.Thread(target=holder, daemon=True).start()
+    try:
+        result = run_bounded(scenario, teardown=_nothing, limit=5.0, bound=1.0)
+    finally:
+        stop.set()
+    assert result.worst is not None
+    return result.worst
+
+
+@_STARVES_A_THREAD
+def test_the_loop_held_up_by_a_starved_suite_thread_is_starved_not_blocked(
+    busy_cpu: tuple[int, int],
+) -> None:
+    """A real stall on the interpreter's lock held by a starved suite thread: starved.
+
+    Measured, not faked: the loop's thread slept most of the stall and
+    waited for no CPU itself, so without the other thread's wait it would
+    be judged blocked (the false red this rule removes).
+    """
+    stall = _stalled_by_a_gil_holder(*busy_cpu, by_the_example=False)
+    assert stall.seconds > STALL_LIMIT, stall
+    assert stall.others is not None
+    assert stall.others > STALL_LIMIT, stall
+    assert stall.judged(STALL_LIMIT) == "starved", stall
+    assert dataclasses.replace(stall, others=None).judged(STALL_LIMIT) == "blocked", stall
+
+
+@_STARVES_A_THREAD
+def test_a_thread_the_example_started_is_never_credited(busy_cpu: tuple[int, int]) -> None:
+    """The same stall, by a thread the example (a subject) started: blocked."""
+    stall = _stalled_by_a_gil_holder(*busy_cpu, by_the_example=True)
+    assert stall.seconds > STALL_LIMIT, stall
+    assert not stall.others, stall
+    assert stall.judged(STALL_LIMIT) == "blocked", stall
 
 
 def test_garbage_collection_on_the_loop_is_timed_apart() -> None:

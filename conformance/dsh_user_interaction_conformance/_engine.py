@@ -353,6 +353,7 @@ class StallRecord:
             "on_cpu": rounded(self.stall.on_cpu),
             "waiting": rounded(self.stall.waiting),
             "collecting": rounded(self.stall.collecting),
+            "others": rounded(self.stall.others),
             "judged": self.judged,
             "by": self.by,
         }
@@ -1038,6 +1039,13 @@ def _blocked_message(record: StallRecord) -> str:
         numbers.append(f"{collecting:.2f} s collecting garbage (not counted)")
     if stall.waiting is not None:
         numbers.append(f"{stall.waiting:.2f} s waiting for a CPU")
+    asleep = stall.asleep
+    if stall.others and asleep is not None and min(stall.others, asleep) >= 0.005:
+        credited = min(stall.others, asleep)
+        numbers.append(
+            f"{credited:.2f} s asleep while another of the suite's threads waited for a CPU "
+            "(not counted)"
+        )
     how = {
         "schedstat": "judged by the scheduler's statistics",
         "cpu-time": "judged by its CPU time",

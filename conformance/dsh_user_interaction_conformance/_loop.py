@@ -29,12 +29,14 @@ Rule 4: a stall is measured, not yet judged. Each gap between heartbeats
 longer than their interval is a :class:`Stall`: how late the beat ran, and
 what the loop's thread did meanwhile (its CPU time, the CPU time the
 interpreter spent collecting garbage on it, and on Linux the time it was
-runnable but waiting for a CPU, from ``/proc/self/task/<tid>/schedstat``).
-A thread held by its own code is on a CPU or asleep in a blocking call; a
-thread the machine starved is runnable and waiting; a collection's length
-depends on everything the process holds, not on the subject.
-:meth:`Stall.judged` tells them apart where the numbers allow it; the engine
-decides the rest.
+runnable but waiting for a CPU, from ``/proc/self/task/<tid>/schedstat``,
+and the longest time any thread that was running before the example began,
+the suite's own, waited for a CPU). A thread held by its own code is on a
+CPU or asleep in a blocking call; a thread the machine starved is runnable
+and waiting, or asleep on a lock (the interpreter's, say) that another
+thread the machine starved holds; a collection's length depends on
+everything the process holds, not on the subject. :meth:`Stall.judged`
+tells them apart where the numbers allow it; the engine decides the rest.
 
 Rule 5: nothing is destroyed while pending. A loop whose leftover tasks
 would not end is kept referenced (never closed under them), so the
@@ -51,9 +53,10 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, cast
 
 __all__ = [
@@ -124,6 +127,17 @@ class Stall:
     waiting: float | None = None
     #: Of its CPU time, what the interpreter spent collecting garbage, when known.
     collecting: float | None = None
+    #: The longest time one of the suite's other threads (those running
+    #: before the example began) waited for a CPU in that stretch (Linux),
+    #: when known.
+    others: float | None = None
+
+    @property
+    def asleep(self) -> float | None:
+        """The part of the stall the loop's thread was neither on a CPU nor waiting for one."""
+        if self.on_cpu is None or self.waiting is None:
+            return None
+        return max(0.0, self.seconds - self.on_cpu - self.waiting)
 
     @property
     def blocked(self) -> float | None:
@@ -132,10 +146,21 @@ class Stall:
         A thread held by its own code is on a CPU (a CPU-bound stretch) or
         asleep in a blocking call (``time.sleep``, a blocking read); either
         way it is not waiting for a CPU. Garbage collection is left out too.
+        So is the time it slept while another of the suite's threads waited
+        for a CPU, up to that thread's wait: the loop's thread then sleeps
+        on a lock (the interpreter's lock, most often) that the starved
+        thread holds. Only one thread's wait counts, the longest, never more
+        than the loop's thread slept, and never a thread the example
+        started, so a blocking call of the subject's own still counts whole
+        on a busy machine.
         """
         if self.waiting is None:
             return None
-        return max(0.0, self.seconds - self.waiting - (self.collecting or 0.0))
+        held = self.seconds - self.waiting - (self.collecting or 0.0)
+        asleep = self.asleep
+        if self.others and asleep is not None:
+            held -= min(self.others, asleep)
+        return max(0.0, held)
 
     def judged(self, limit: float) -> Judged | None:
         """``blocked`` or ``starved`` for a stall longer than *limit*; ``None`` when unsure.
@@ -227,6 +252,10 @@ class LoopResult:
         )
 
 
+#: No other thread read.
+_NO_OTHERS: Mapping[int, float] = MappingProxyType({})
+
+
 class _Times(NamedTuple):
     """A thread's cumulative times, in seconds."""
 
@@ -235,6 +264,14 @@ class _Times(NamedTuple):
     waiting: float | None
     #: On a CPU collecting garbage.
     collecting: float
+    #: The suite's other threads' cumulative waits for a CPU (Linux), by thread id.
+    others: Mapping[int, float] = _NO_OTHERS
+
+
+def _longest_wait(now: Mapping[int, float], then: Mapping[int, float]) -> float | None:
+    """The longest wait for a CPU of a thread read both times; ``None`` if none was."""
+    waits = [now[tid] - then[tid] for tid in now.keys() & then.keys()]
+    return max(waits) if waits else None
 
 
 #: The CPU time each example loop's thread has spent collecting garbage, by thread
@@ -266,12 +303,15 @@ class _ThreadClock:
     def __init__(self) -> None:
         self.tid = threading.get_native_id()
         self._fd: int | None = None
+        self._others: _OtherThreads | None = None
         if sys.platform == "linux":
             path = f"/proc/self/task/{self.tid}/schedstat"
             try:
                 self._fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
             except OSError:
                 self._fd = None
+            else:
+                self._others = _OtherThreads(self.tid)
         _COLLECTING[self.tid] = 0.0
         if _on_collection not in gc.callbacks:
             gc.callbacks.append(_on_collection)
@@ -295,7 +335,8 @@ class _ThreadClock:
                 break
             waiting = after
             now, on_cpu = time.monotonic(), time.thread_time()
-        return now, _Times(on_cpu, waiting, _COLLECTING.get(self.tid, 0.0))
+        others = self._others.read() if self._others is not None else _NO_OTHERS
+        return now, _Times(on_cpu, waiting, _COLLECTING.get(self.tid, 0.0), others)
 
     def waiting(self) -> float | None:
         """The time the thread has waited for a CPU, cumulative; ``None`` when unknown."""
@@ -314,8 +355,56 @@ class _ThreadClock:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._others is not None:
+            self._others.close()
+            self._others = None
         _COLLECTING.pop(self.tid, None)
         _COLLECTION_STARTED.pop(self.tid, None)
+
+
+class _OtherThreads:
+    """The cumulative waits for a CPU of the threads that ran before the example (Linux).
+
+    Those are the suite's own (the thread waiting for the example, a test
+    runner's, the harness's pipe threads) and never one the example started,
+    which may be the subject's: a subject's thread that holds the loop up on
+    a busy machine is not the machine's doing. Their schedstat files are
+    opened once and stay open (at most :attr:`MOST`); a few microseconds a
+    thread each reading.
+    """
+
+    MOST = 64
+
+    def __init__(self, own: int) -> None:
+        self._fds: dict[int, int] = {}
+        try:
+            listed = sorted({int(name) for name in os.listdir("/proc/self/task")} - {own})
+        except (OSError, ValueError):
+            listed = []
+        for tid in listed[: self.MOST]:
+            try:
+                self._fds[tid] = os.open(
+                    f"/proc/self/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC
+                )
+            except OSError:
+                continue  # it ended meanwhile
+
+    def read(self) -> dict[int, float]:
+        """Each thread's wait for a CPU so far, in seconds, by thread id (the running ones)."""
+        found: dict[int, float] = {}
+        for tid, fd in self._fds.items():
+            try:
+                times = _parse_schedstat(os.pread(fd, 128, 0))
+            except OSError:
+                continue  # the thread has ended
+            if times is not None:
+                found[tid] = times[1]
+        return found
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
 
 
 class _LoopClock:
@@ -371,7 +460,13 @@ class _Heartbeat:
                 else times.waiting - then.waiting
             )
             result.note(
-                Stall(gap, times.on_cpu - then.on_cpu, waiting, times.collecting - then.collecting)
+                Stall(
+                    gap,
+                    times.on_cpu - then.on_cpu,
+                    waiting,
+                    times.collecting - then.collecting,
+                    _longest_wait(times.others, then.others),
+                )
             )
         result.last_beat = now
         result.last_times = times

@@ -144,7 +144,7 @@ async def make_subject(
     connection = host
 
     async def aclose() -> None:
-        # The host blanks the subject's tab once its connection closes: not waited for.
+        # The host keeps the subject's tab for the next subject once its connection closes.
         try:
             await connection.aclose()
         finally:

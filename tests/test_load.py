@@ -9,7 +9,8 @@ core, two runs in a row starved no loop past the stall limit at all, so the
 proof was vacuous) compete for the cores while the suite runs, from the
 command line, all at once: against the reference, the terminal subject and
 the MCP subject on three seeds each, the MCP subject on revision 2026-07-28
-(every ask in rounds) on the day's seed; against the web page once at a
+(every ask in rounds) and the reference service in a harness child on the
+day's seed; against the web page once at a
 desktop's width and once at a phone's (the browser's runs are the longest:
 three seeds of the desktop page took 90 s of the load proof's 90 s, one of
 each 66 s, and the phone's run here is the proof that every card works at
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -62,6 +64,17 @@ CORRECT: tuple[tuple[str, tuple[str, ...], tuple[int, ...]], ...] = (
     (
         "mcp-rounds",
         ("--provider", "dsh_user_interaction.extra.mcp.testing:mcp_round_trip_subject"),
+        (rotating_seed(),),
+    ),
+    # The reference service in a harness child: the suite's pipe threads hold the
+    # interpreter's lock now and then, and a starved one holds up the suite's loop.
+    (
+        "harness-service",
+        (
+            "--service-cmd",
+            f"{shlex.quote(sys.executable)} -m dsh_user_interaction_conformance.child "
+            "--service dsh_user_interaction_conformance:reference_service",
+        ),
         (rotating_seed(),),
     ),
     # The desktop page is judged at the default profile by tests/test_web_browser.py.

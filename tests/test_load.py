@@ -33,8 +33,6 @@ from typing import Any
 
 import pytest
 
-from dsh_user_interaction.extra.mcp.testing import check_round_trips
-
 from .helpers import rotating_seed
 
 pytestmark = [
@@ -85,6 +83,14 @@ CORRECT: tuple[tuple[str, tuple[str, ...], tuple[int, ...]], ...] = (
         (rotating_seed(),),
     ),
 )
+#: The seeds the MCP bridge's round-trip checks (``check_round_trips``) judge
+#: ``run_tool`` on, in processes of their own beside the subjects.
+ROUND_TRIP_SEEDS = (rotating_seed(), rotating_seed() + 1)
+_ROUND_TRIPS = """
+import sys
+from dsh_user_interaction.extra.mcp.testing import check_round_trips
+check_round_trips(seed=int(sys.argv[1]))
+"""
 #: Providers that must fail PRV-LOOP-1 however busy the machine is.
 BLOCKING = ("SLEEPS_HALF_A_SECOND", "SPINS_HALF_A_SECOND")
 #: No run may take longer than this; the whole test takes a fraction of it.
@@ -168,13 +174,50 @@ def _failed(report: dict[str, Any]) -> dict[str, str]:
     return {r["id"]: r["message"] for r in report["results"] if r["status"] != "passed"}
 
 
-@pytest.mark.usefixtures("busy_machine")
-def test_a_busy_machine_fails_no_correct_subject_and_every_blocked_loop(tmp_path: Path) -> None:
+@pytest.fixture
+def round_trips(busy_machine: int) -> Iterator[dict[int, subprocess.Popen[str]]]:
+    """The round-trip checks on each of ROUND_TRIP_SEEDS, on the busy machine; always stopped."""
+    assert busy_machine
+    checks: dict[int, subprocess.Popen[str]] = {}
+    try:
+        for seed in ROUND_TRIP_SEEDS:
+            checks[seed] = subprocess.Popen(
+                [sys.executable, "-c", _ROUND_TRIPS, str(seed)],
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        yield checks
+    finally:
+        for process in checks.values():
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+def _round_trip_verdicts(checks: dict[int, subprocess.Popen[str]], deadline: float) -> None:
+    """Each round-trip check passed (exit status 0), or fail with what it printed."""
+    for seed, process in checks.items():
+        try:
+            out, _ = process.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the round-trip checks on seed {seed} did not end within {PATIENCE:g} s")
+        assert process.returncode == 0, f"round trips, seed {seed}:\n{out[-3000:]}"
+
+
+def test_a_busy_machine_fails_no_correct_subject_and_every_blocked_loop(
+    tmp_path: Path, round_trips: dict[int, subprocess.Popen[str]]
+) -> None:
     """Under CPU-bound competition the subjects pass on every seed; the blockers fail.
 
     Every stall of a correct subject is judged starved by the scheduler's
     statistics; a provider that sleeps, or computes, for half a second inside
-    ``ask()`` fails ``PRV-LOOP-1``, judged blocked.
+    ``ask()`` fails ``PRV-LOOP-1``, judged blocked. The round-trip checks pass
+    ``run_tool`` under the same load, on the day's seed and the next: their
+    one clock-bound case, a retry after the time to live, only gets later on
+    a busy machine, and every other verdict is the drawn client's alone.
     """
     started = time.monotonic()
     runs: dict[str, tuple[subprocess.Popen[str], Path]] = {}
@@ -220,15 +263,5 @@ def test_a_busy_machine_fails_no_correct_subject_and_every_blocked_loop(tmp_path
         assert all(s["stall"] - s["waiting"] > 0.28 for s in blocked)
         if target == "SPINS_HALF_A_SECOND":
             assert all(s["on_cpu"] > 0.28 for s in blocked)
+    _round_trip_verdicts(round_trips, started + PATIENCE)
     assert time.monotonic() - started < PATIENCE
-
-
-@pytest.mark.usefixtures("busy_machine")
-def test_a_busy_machine_breaks_no_round_trip_statement_of_run_tool() -> None:
-    """The round-trip checks pass run_tool under the same load, on the day's seed and the next.
-
-    Their one clock-bound case, a retry after the time to live, only gets
-    later on a busy machine; every other verdict is the drawn client's alone.
-    """
-    for seed in (rotating_seed(), rotating_seed() + 1):
-        check_round_trips(seed=seed)

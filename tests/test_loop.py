@@ -306,6 +306,7 @@ def _stalled_by_a_gil_holder(busy: int, free: int, *, by_the_example: bool) -> S
     return result.worst
 
 
+@pytest.mark.slow
 @_STARVES_A_THREAD
 def test_the_loop_held_up_by_a_starved_suite_thread_is_starved_not_blocked(
     busy_cpu: tuple[int, int],
@@ -324,6 +325,7 @@ def test_the_loop_held_up_by_a_starved_suite_thread_is_starved_not_blocked(
     assert dataclasses.replace(stall, others=None).judged(STALL_LIMIT) == "blocked", stall
 
 
+@pytest.mark.slow
 @_STARVES_A_THREAD
 def test_a_thread_the_example_started_is_never_credited(busy_cpu: tuple[int, int]) -> None:
     """The same stall, by a thread the example (a subject) started: blocked."""

@@ -46,6 +46,12 @@ if typing.TYPE_CHECKING:
     from ._engine import SetupError as SetupError
     from ._harness import HarnessServices as HarnessServices
     from ._harness import HarnessSubjects as HarnessSubjects
+    from ._matrix import Matrix as Matrix
+    from ._matrix import MatrixCell as MatrixCell
+    from ._matrix import MatrixColumn as MatrixColumn
+    from ._matrix import ReportError as ReportError
+    from ._matrix import build_matrix as build_matrix
+    from ._matrix import read_report as read_report
     from ._registry import Requirement as Requirement
     from ._registry import requirements as requirements
     from ._runner import Report as Report
@@ -87,10 +93,14 @@ __all__ = [
     "FailureRecord",
     "HarnessServices",
     "HarnessSubjects",
+    "Matrix",
+    "MatrixCell",
+    "MatrixColumn",
     "Nothing",
     "Pick",
     "Remote",
     "Report",
+    "ReportError",
     "Requirement",
     "RequirementResult",
     "Revise",
@@ -110,12 +120,14 @@ __all__ = [
     "Subject",
     "SubjectFactory",
     "TypeText",
+    "build_matrix",
     "declared_policies",
     "durable_subject",
     "expected_answer",
     "held_after",
     "make_durable_subject",
     "parse_baseline",
+    "read_report",
     "recorded_baseline",
     "reference_service",
     "reference_subject",
@@ -147,6 +159,12 @@ _MODULES = {
     "parse_baseline": "_baseline",
     "recorded_baseline": "_baseline",
     "Capabilities": "_capabilities",
+    "Matrix": "_matrix",
+    "MatrixCell": "_matrix",
+    "MatrixColumn": "_matrix",
+    "ReportError": "_matrix",
+    "build_matrix": "_matrix",
+    "read_report": "_matrix",
     "DurableDriver": "_durable_subject",
     "durable_subject": "_durable_subject",
     "make_durable_subject": "_durable_subject",

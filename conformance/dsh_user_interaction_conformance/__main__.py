@@ -27,6 +27,7 @@ import dsh_user_interaction
 from . import _engine, _loop, _store_loop
 from ._baseline import BaselineEntry, parse_baseline, recorded_baseline
 from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
+from ._matrix import MatrixColumn, ReportError, build_matrix, read_report
 from ._registry import requirements
 from ._runner import Report, RequirementResult, factory_name, run_suite
 from ._subject import UsageError as _UsageError
@@ -399,9 +400,46 @@ class _Printer:
         write("\nPASSED\n" if report.ok else "\nFAILED\n")
 
 
+def _matrix(argv: Sequence[str]) -> int:
+    """``matrix REPORT ...``: the conformance matrix of JSON reports, as Markdown or HTML."""
+    parser = _Parser(
+        prog=f"{PROG} matrix",
+        description="Show several implementations' JSON reports (--json) side by side: "
+        "implementations as columns, requirements as rows.",
+    )
+    parser.add_argument(
+        "reports",
+        nargs="+",
+        metavar="[NAME=]REPORT",
+        help="a JSON report, its column named NAME (by default after its subject)",
+    )
+    parser.add_argument("--markdown", type=Path, metavar="PATH", help="write Markdown here")
+    parser.add_argument("--html", type=Path, metavar="PATH", help="write a standalone HTML page")
+    parser.add_argument("--title", default="Conformance matrix", help="the HTML page's title")
+    try:
+        args = parser.parse_args(list(argv))
+        columns: list[MatrixColumn] = []
+        for given in args.reports:
+            name, sep, path = given.partition("=")
+            columns.append(read_report(path, name) if sep and name else read_report(given))
+    except (_UsageError, ReportError) as error:
+        sys.stderr.write(f"{PROG} matrix: error: {error}\n")
+        return 2
+    matrix = build_matrix(columns)
+    if args.markdown is None and args.html is None:
+        sys.stdout.write(matrix.markdown())
+    if args.markdown is not None:
+        args.markdown.write_text(matrix.markdown(), encoding="utf-8")
+    if args.html is not None:
+        args.html.write_text(matrix.html(args.title), encoding="utf-8")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["matrix"]:
+        return _matrix(args_list[1:])
     try:
         args = _parser().parse_args(args_list)
         if args.store is not None:

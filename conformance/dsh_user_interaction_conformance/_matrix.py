@@ -1,0 +1,279 @@
+"""The conformance matrix: several implementations' JSON reports side by side.
+
+Design notes:
+
+Rule 1: a cell says what its report says, and nothing more. Each report
+(``--json``) is one column; each requirement one row, in the spec's order,
+then any requirement a report names that this suite does not know, in the
+order met. A cell is that report's verdict on that requirement: passed,
+failed, warning (a ``SHOULD`` that failed), expected failure with the
+baseline's reason, skipped with the capability that excludes it, or
+untested. A requirement a report does not judge at all (a provider's, in a
+service's report) is "not judged".
+
+Rule 2: every report is checked before anything is written. A file that is
+not JSON, or a report without a field the matrix shows, raises
+:class:`ReportError`, naming the file and the field.
+
+Rule 3: the text a report carries is text. In Markdown a ``|`` is escaped
+and a line break is a space; in HTML everything is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, cast
+
+from ._registry import requirements
+
+__all__ = ["Matrix", "MatrixCell", "MatrixColumn", "ReportError", "build_matrix", "read_report"]
+
+#: The statuses a report's verdicts take, and how the matrix words them.
+_WORDS: Final = {
+    "passed": "passed",
+    "failed": "failed",
+    "warning": "warning",
+    "expected-failure": "expected failure",
+    "skipped": "skipped",
+    "untested": "untested",
+}
+#: The cell of a requirement the report does not judge.
+NOT_JUDGED: Final = "not judged"
+
+
+class ReportError(ValueError):
+    """A report the matrix cannot read: the message names the file and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixCell:
+    """One report's verdict on one requirement."""
+
+    #: ``passed``, ``failed``, ``warning``, ``expected-failure``, ``skipped`` or ``untested``.
+    status: str
+    #: Why: the baseline's reason for an expected failure, the capability for a skip.
+    note: str = ""
+    #: The requirement's level as the report gives it (``MUST``, ``SHOULD``...).
+    level: str = ""
+
+    def words(self) -> str:
+        """The cell as a reader sees it: the status, and its reason where it has one."""
+        said = _WORDS.get(self.status, self.status)
+        return f"{said}: {self.note}" if self.note else said
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixColumn:
+    """One implementation: what its report says about the run, and its verdicts."""
+
+    name: str
+    #: The kinds of subject judged (``provider``, ``service``), as the report names them.
+    kinds: tuple[str, ...]
+    suite_version: str
+    spec_version: str
+    #: The seed, or ``None`` for a derandomised run.
+    seed: int | None
+    profile: str
+    ok: bool
+    #: Verdicts by requirement ID.
+    cells: Mapping[str, MatrixCell]
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    """Implementations as columns, requirements as rows (see :func:`build_matrix`)."""
+
+    columns: tuple[MatrixColumn, ...]
+    #: Each row's requirement ID and level, in the spec's order.
+    rows: tuple[tuple[str, str], ...]
+
+    def cell(self, column: MatrixColumn, requirement: str) -> MatrixCell | None:
+        """The column's verdict on *requirement*; ``None`` where its report does not judge it."""
+        return column.cells.get(requirement)
+
+    def markdown(self) -> str:
+        """The matrix as a Markdown table, with a header row per run detail."""
+
+        def escaped(text: str) -> str:
+            flat = " ".join(text.split())
+            return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+
+        names = [escaped(column.name) for column in self.columns]
+        lines = [
+            "| requirement | " + " | ".join(names) + " |",
+            "|---|" + "---|" * len(self.columns),
+        ]
+        for label, values in _details(self.columns):
+            lines.append(f"| *{label}* | " + " | ".join(escaped(v) for v in values) + " |")
+        for rid, level in self.rows:
+            cells: list[str] = []
+            for column in self.columns:
+                cell = self.cell(column, rid)
+                words = escaped(cell.words()) if cell is not None else NOT_JUDGED
+                failed = cell is not None and cell.status == "failed"
+                cells.append(f"**{words}**" if failed else words)
+            lines.append(f"| `{rid}` ({level}) | " + " | ".join(cells) + " |")
+        return "\n".join(lines) + "\n"
+
+    def html(self, title: str = "Conformance matrix") -> str:
+        """The matrix as a standalone HTML page; every text is escaped."""
+        e = html.escape
+        head = "".join(f'<th scope="col">{e(c.name)}</th>' for c in self.columns)
+        body: list[str] = []
+        for label, values in _details(self.columns):
+            row = "".join(f"<td>{e(value)}</td>" for value in values)
+            body.append(f'<tr class="detail"><th scope="row">{e(label)}</th>{row}</tr>')
+        for rid, level in self.rows:
+            row = ""
+            for column in self.columns:
+                cell = self.cell(column, rid)
+                if cell is None:
+                    row += f'<td class="not-judged">{NOT_JUDGED}</td>'
+                else:
+                    row += f'<td class="{e(cell.status)}">{e(cell.words())}</td>'
+            body.append(f'<tr><th scope="row"><code>{e(rid)}</code> {e(level)}</th>{row}</tr>')
+        return _PAGE.format(
+            title=e(title),
+            head=head,
+            body="\n".join(body),
+        )
+
+
+_PAGE: Final = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 1.5rem; }}
+table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid #bbb; padding: 0.25rem 0.5rem; text-align: left; }}
+tr.detail {{ background: #f3f3f3; }}
+td.passed {{ background: #e3f5e1; }}
+td.failed {{ background: #f9d6d5; font-weight: bold; }}
+td.warning, td.expected-failure {{ background: #fcefd2; }}
+td.skipped, td.untested, td.not-judged {{ color: #555; }}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<table>
+<thead><tr><th scope="col">requirement</th>{head}</tr></thead>
+<tbody>
+{body}
+</tbody>
+</table>
+</body>
+</html>
+"""
+
+
+def _details(columns: Sequence[MatrixColumn]) -> list[tuple[str, list[str]]]:
+    """The run details shown above the verdicts, one row each."""
+    return [
+        ("kind", [", ".join(c.kinds) for c in columns]),
+        ("verdict", ["PASSED" if c.ok else "FAILED" for c in columns]),
+        ("suite", [c.suite_version for c in columns]),
+        ("spec", [c.spec_version for c in columns]),
+        ("seed", ["derandomized" if c.seed is None else str(c.seed) for c in columns]),
+        ("profile", [c.profile for c in columns]),
+    ]
+
+
+def _object(value: object, where: str) -> dict[str, object]:
+    if not isinstance(value, dict):
+        msg = f"{where}: not a JSON object"
+        raise ReportError(msg)
+    return cast("dict[str, object]", value)
+
+
+def _get(found: Mapping[str, object], key: str, where: str) -> object:
+    if key not in found:
+        msg = f"{where}: no {key!r} field"
+        raise ReportError(msg)
+    return found[key]
+
+
+def _wrong(key: str, value: object, wanted: str, where: str) -> ReportError:
+    return ReportError(f"{where}: {key!r} is {value!r}, not {wanted}")
+
+
+def _text(found: Mapping[str, object], key: str, where: str) -> str:
+    value = _get(found, key, where)
+    if not isinstance(value, str):
+        raise _wrong(key, value, "a string", where)
+    return value
+
+
+def _cell(found: Mapping[str, object], where: str) -> tuple[str, MatrixCell]:
+    rid = _text(found, "id", where)
+    status = _text(found, "status", where)
+    if status not in _WORDS:
+        raise _wrong("status", status, f"one of {', '.join(_WORDS)}", where)
+    message = found.get("message", "")
+    note = message if isinstance(message, str) and status in {"expected-failure", "skipped"} else ""
+    level = found.get("level", "")
+    return rid, MatrixCell(status, note.removeprefix("baselined: "), str(level or ""))
+
+
+def read_report(path: str | Path, name: str | None = None) -> MatrixColumn:
+    """One column from the JSON report at *path*, named *name* or after its subject.
+
+    Raises :class:`ReportError`, naming the file and the field, for a file
+    that cannot be read or a report the matrix cannot show.
+    """
+    where = str(path)
+    try:
+        found: object = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        msg = f"{where}: not a JSON report ({error})"
+        raise ReportError(msg) from None
+    report = _object(found, where)
+    subjects = _object(_get(report, "subjects", where), f"{where}: 'subjects'")
+    if name is None:
+        named = [str(subject).split(" (", 1)[0] for subject in subjects.values()]
+        name = " + ".join(named) or Path(path).stem
+    cells: dict[str, MatrixCell] = {}
+    for key in ("results", "binding"):
+        listed = _get(report, key, where)
+        if not isinstance(listed, list):
+            raise _wrong(key, listed, "a list", where)
+        for index, entry in enumerate(cast("list[object]", listed)):
+            at = f"{where}: {key}[{index}]"
+            rid, cell = _cell(_object(entry, at), at)
+            cells[rid] = cell
+    seed = _get(report, "seed", where)
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise _wrong("seed", seed, "an integer or null", where)
+    ok = _get(report, "ok", where)
+    if not isinstance(ok, bool):
+        raise _wrong("ok", ok, "true or false", where)
+    return MatrixColumn(
+        name=name,
+        kinds=tuple(subjects),
+        suite_version=_text(report, "suite_version", where),
+        spec_version=_text(report, "spec_version", where),
+        seed=seed,
+        profile=_text(report, "profile", where),
+        ok=ok,
+        cells=cells,
+    )
+
+
+def build_matrix(columns: Sequence[MatrixColumn]) -> Matrix:
+    """The matrix of *columns*: a row for each requirement any of them judges (Rule 1)."""
+    known = requirements()
+    judged = {rid for column in columns for rid in column.cells}
+    rows: list[tuple[str, str]] = [(rid, req.level) for rid, req in known.items() if rid in judged]
+    seen = {rid for rid, _ in rows}
+    for column in columns:
+        for rid, cell in column.cells.items():
+            if rid not in seen:
+                seen.add(rid)
+                rows.append((rid, cell.level or "?"))
+    return Matrix(tuple(columns), tuple(rows))

@@ -55,7 +55,7 @@ class MatrixCell:
 
     #: ``passed``, ``failed``, ``warning``, ``expected-failure``, ``skipped`` or ``untested``.
     status: str
-    #: Why: the baseline's reason for an expected failure, the capability for a skip.
+    #: The baseline's reason for an expected failure, or the capability that excludes a skip.
     note: str = ""
     #: The requirement's level as the report gives it (``MUST``, ``SHOULD``...).
     level: str = ""

@@ -23,6 +23,7 @@ extensions = [
     "sphinx.ext.doctest",
     "sphinx_copybutton",
     "requirements_table",
+    "conformance_matrix",
 ]
 # The copy button leaves out the prompts, so a doctest or a shell line copies as code.
 copybutton_prompt_text = r">>> |\.\.\. |\$ "

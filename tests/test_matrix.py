@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import re
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import example, given
@@ -221,3 +224,60 @@ def test_any_text_keeps_the_table_whole_and_the_page_inert(name: str, note: str)
     tags = _Tags()
     tags.feed(matrix.html())
     assert tags.seen <= _PAGE_TAGS
+
+
+def _docs_extension() -> Any:
+    """The docs' ``conformance_matrix`` extension, loaded as the build loads it."""
+    path = Path(__file__).resolve().parents[1] / "docs" / "_ext" / "conformance_matrix.py"
+    spec = importlib.util.spec_from_file_location("conformance_matrix", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_the_docs_page_runs_each_implementation_and_names_what_it_could_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The site's matrix: one column per run, a failure shown failed, a missing tool named."""
+    extension = _docs_extension()
+    monkeypatch.setattr(
+        extension,
+        "IMPLEMENTATIONS",
+        (
+            ("reference", ("--only", "service-order"), None),
+            ("broken", ("--service", "tests.gallery.services:AsksBeforeChecking",
+                        "--only", "service-order"), None),
+            ("needs a browser", ("--provider", "x:y"), "Chromium"),
+        ),
+    )  # fmt: skip
+
+    def chromium_missing(need: str | None) -> bool:
+        return need == "Chromium"
+
+    monkeypatch.setattr(extension, "_missing", chromium_missing)
+    runs = extension.run_all(tmp_path)
+    assert [name for name, _ in runs.reports] == ["reference", "broken"]
+    assert runs.not_run == [("needs a browser", "needs Chromium")]
+    matrix: Matrix = runs.matrix
+    reference, broken = matrix.columns
+    assert reference.ok
+    assert not broken.ok
+    assert matrix.cell(broken, "SVC-PASS-1") == MatrixCell("failed", "", "MUST")
+    assert {(c.seed, c.profile) for c in matrix.columns} == {(1, "quick")}
+
+
+@pytest.mark.slow
+def test_a_run_that_writes_no_report_fails_the_docs_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subject the command line cannot load writes no report: the build stops, naming it."""
+    extension = _docs_extension()
+    monkeypatch.setattr(
+        extension, "IMPLEMENTATIONS", (("nowhere", ("--provider", "no_such_module:x"), None),)
+    )
+    with pytest.raises(RuntimeError, match="no report for nowhere"):
+        extension.run_all(tmp_path)

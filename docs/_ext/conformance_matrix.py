@@ -1,0 +1,190 @@
+"""A ``conformance-matrix`` directive: every implementation in this repository, judged fresh.
+
+When the build starts, the suite runs against each implementation, all at
+once, from the command line (``--profile quick --seed 1 --json``), and the
+directive shows their reports side by side (the suite's own ``matrix``). An
+implementation that needs what the machine lacks (Chromium for the web page,
+Node.js for the Node examples) is listed as not run, with what it needs; a
+run that writes no report fails the build. The same matrix is written as a
+standalone page, ``conformance-matrix.html``, beside the site's pages.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from dsh_user_interaction.extra.web.testing import chromium_executable
+from dsh_user_interaction_conformance import Matrix, build_matrix, read_report
+
+logger = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The page that shows the matrix (read again in every build).
+PAGE = "matrix"
+#: The seed and profile of every run on the page.
+SEED = 1
+PROFILE = "quick"
+#: Seconds the runs may take together before the build fails.
+PATIENCE = 600.0
+_CHILD = f"{shlex.quote(sys.executable)} -m dsh_user_interaction_conformance.child"
+
+#: Each implementation: its column's name, the command line's subject options,
+#: and what it needs from the machine beyond this package's extras.
+IMPLEMENTATIONS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
+    ("reference", (), None),
+    (
+        "terminal",
+        ("--provider", "dsh_user_interaction.extra.terminal.testing:terminal_subject"),
+        None,
+    ),
+    ("web page", ("--provider", "dsh_user_interaction.extra.web.testing:web_subject"), "Chromium"),
+    ("MCP bridge", ("--provider", "dsh_user_interaction.extra.mcp.testing:mcp_subject"), None),
+    (
+        "MCP bridge, 2026-07-28",
+        ("--provider", "dsh_user_interaction.extra.mcp.testing:mcp_round_trip_subject"),
+        None,
+    ),
+    ("Node provider", ("--provider-cmd", "node examples/node/provider.mjs"), "Node.js"),
+    ("Node service", ("--service-cmd", "node examples/node/service.mjs"), "Node.js"),
+    (
+        "Python child provider",
+        (
+            "--provider-cmd",
+            f"{_CHILD} --provider dsh_user_interaction_conformance:reference_subject",
+        ),
+        None,
+    ),
+    (
+        "Python child service",
+        ("--service-cmd", f"{_CHILD} --service dsh_user_interaction_conformance:reference_service"),
+        None,
+    ),
+)
+
+
+def _missing(need: str | None) -> bool:
+    if need == "Chromium":
+        return chromium_executable() is None
+    if need == "Node.js":
+        return shutil.which("node") is None
+    return False
+
+
+@dataclass
+class _Runs:
+    """The reports of this build, and what could not run."""
+
+    reports: list[tuple[str, Path]] = field(default_factory=list[tuple[str, Path]])
+    not_run: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    matrix: Matrix | None = None
+
+
+_RUNS: dict[int, _Runs] = {}
+
+
+def run_all(folder: Path) -> _Runs:
+    """Run the suite on every implementation the machine can serve, at once; their reports."""
+    folder.mkdir(parents=True, exist_ok=True)
+    runs = _Runs()
+    started: list[tuple[str, Path, subprocess.Popen[str]]] = []
+    env = {**os.environ, "CI": ""}
+    try:
+        for index, (name, options, need) in enumerate(IMPLEMENTATIONS):
+            if need is not None and _missing(need):
+                runs.not_run.append((name, f"needs {need}"))
+                continue
+            report = folder / f"{index:02d}.json"
+            report.unlink(missing_ok=True)
+            command = [
+                sys.executable, "-m", "dsh_user_interaction_conformance", *options,
+                "--profile", PROFILE, "--seed", str(SEED), "--json", str(report),
+            ]  # fmt: skip
+            process = subprocess.Popen(  # noqa: S603 - this interpreter, fixed arguments
+                command,
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            started.append((name, report, process))
+        deadline = time.monotonic() + PATIENCE
+        for name, report, process in started:
+            out, _ = process.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            if not report.exists():
+                msg = f"the suite wrote no report for {name} (status {process.returncode}):\n{out}"
+                raise RuntimeError(msg)
+            runs.reports.append((name, report))
+    finally:
+        for _, _, process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    runs.matrix = build_matrix([read_report(path, name) for name, path in runs.reports])
+    return runs
+
+
+class ConformanceMatrix(SphinxDirective):
+    """The matrix of this build's runs, with what could not run."""
+
+    def run(self) -> list[nodes.Node]:
+        """Parse the matrix's Markdown table in place, and say what was not run."""
+        runs = _RUNS.get(id(self.env.app))
+        if runs is None or runs.matrix is None:
+            logger.warning("the conformance matrix was not built", location=self.get_location())
+            return []
+        text = runs.matrix.markdown()
+        if runs.not_run:
+            missing = "; ".join(f"{name} ({why})" for name, why in runs.not_run)
+            text += f"\nNot run in this build, for want of what they need: {missing}.\n"
+        container = nodes.container(classes=["conformance-matrix"])
+        self.state.nested_parse(StringList(text.splitlines(), source="matrix"), 0, container)
+        return [container]
+
+
+def _generate(app: Sphinx) -> None:
+    folder = Path(app.outdir).parent / "conformance-reports"
+    _RUNS[id(app)] = run_all(folder)
+
+
+def _page(app: Sphinx, exception: BaseException | None) -> None:
+    runs = _RUNS.get(id(app))
+    if (
+        exception is None
+        and runs is not None
+        and runs.matrix is not None
+        and app.builder.format == "html"
+    ):
+        page = runs.matrix.html("dsh-user-interaction: the conformance matrix")
+        (Path(app.outdir) / "conformance-matrix.html").write_text(page, encoding="utf-8")
+
+
+def _always(
+    _app: Sphinx, _env: object, _added: set[str], _changed: set[str], _removed: set[str]
+) -> list[str]:
+    return [PAGE]
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Register the directive and the runs."""
+    app.add_directive("conformance-matrix", ConformanceMatrix)
+    app.connect("builder-inited", _generate)
+    # The page shows this build's runs, so it is read again in every build.
+    app.connect("env-get-outdated", _always)
+    app.connect("build-finished", _page)
+    return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": True}

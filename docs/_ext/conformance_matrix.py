@@ -86,21 +86,49 @@ def _missing(need: str | None) -> bool:
 
 @dataclass
 class _Runs:
-    """The reports of this build, and what could not run."""
+    """The runs of this build: started at its start, waited for when the page is read."""
 
+    started: list[tuple[str, Path, subprocess.Popen[str]]] = field(
+        default_factory=list[tuple[str, Path, subprocess.Popen[str]]]
+    )
     reports: list[tuple[str, Path]] = field(default_factory=list[tuple[str, Path]])
     not_run: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     matrix: Matrix | None = None
+    deadline: float = 0.0
+
+    def finish(self) -> Matrix:
+        """Wait for every run (once); their matrix. A run that wrote no report raises."""
+        if self.matrix is not None:
+            return self.matrix
+        try:
+            for name, report, process in self.started:
+                timeout = max(1.0, self.deadline - time.monotonic())
+                out, _ = process.communicate(timeout=timeout)
+                if not report.exists():
+                    status = process.returncode
+                    msg = f"the suite wrote no report for {name} (status {status}):\n{out}"
+                    raise RuntimeError(msg)
+                self.reports.append((name, report))
+        finally:
+            self.stop()
+        self.matrix = build_matrix([read_report(path, name) for name, path in self.reports])
+        return self.matrix
+
+    def stop(self) -> None:
+        """Kill any run still going (the build failed, or ran out of patience)."""
+        for _, _, process in self.started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 _RUNS: dict[int, _Runs] = {}
 
 
-def run_all(folder: Path) -> _Runs:
-    """Run the suite on every implementation the machine can serve, at once; their reports."""
+def start_all(folder: Path) -> _Runs:
+    """Start the suite on every implementation the machine can serve, all at once."""
     folder.mkdir(parents=True, exist_ok=True)
-    runs = _Runs()
-    started: list[tuple[str, Path, subprocess.Popen[str]]] = []
+    runs = _Runs(deadline=time.monotonic() + PATIENCE)
     env = {**os.environ, "CI": ""}
     try:
         for index, (name, options, need) in enumerate(IMPLEMENTATIONS):
@@ -122,20 +150,17 @@ def run_all(folder: Path) -> _Runs:
                 stderr=subprocess.STDOUT,
                 text=True,
             )
-            started.append((name, report, process))
-        deadline = time.monotonic() + PATIENCE
-        for name, report, process in started:
-            out, _ = process.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            if not report.exists():
-                msg = f"the suite wrote no report for {name} (status {process.returncode}):\n{out}"
-                raise RuntimeError(msg)
-            runs.reports.append((name, report))
-    finally:
-        for _, _, process in started:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    runs.matrix = build_matrix([read_report(path, name) for name, path in runs.reports])
+            runs.started.append((name, report, process))
+    except BaseException:
+        runs.stop()
+        raise
+    return runs
+
+
+def run_all(folder: Path) -> _Runs:
+    """Run the suite on every implementation the machine can serve, at once; their reports."""
+    runs = start_all(folder)
+    runs.finish()
     return runs
 
 
@@ -145,10 +170,10 @@ class ConformanceMatrix(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         """Parse the matrix's Markdown table in place, and say what was not run."""
         runs = _RUNS.get(id(self.env.app))
-        if runs is None or runs.matrix is None:
+        if runs is None:
             logger.warning("the conformance matrix was not built", location=self.get_location())
             return []
-        text = runs.matrix.markdown()
+        text = runs.finish().markdown()
         if runs.not_run:
             missing = "; ".join(f"{name} ({why})" for name, why in runs.not_run)
             text += f"\nNot run in this build, for want of what they need: {missing}.\n"
@@ -158,19 +183,20 @@ class ConformanceMatrix(SphinxDirective):
 
 
 def _generate(app: Sphinx) -> None:
-    folder = Path(app.outdir).parent / "conformance-reports"
-    _RUNS[id(app)] = run_all(folder)
+    # The runs go on while Sphinx reads the other pages; the matrix's page waits for them.
+    _RUNS[id(app)] = start_all(Path(app.outdir).parent / "conformance-reports")
 
 
 def _page(app: Sphinx, exception: BaseException | None) -> None:
-    runs = _RUNS.get(id(app))
-    if (
-        exception is None
-        and runs is not None
-        and runs.matrix is not None
-        and app.builder.format == "html"
-    ):
-        page = runs.matrix.html("dsh-user-interaction: the conformance matrix")
+    runs = _RUNS.pop(id(app), None)
+    if runs is None:
+        return
+    if exception is not None:
+        runs.stop()
+        return
+    matrix = runs.finish()
+    if app.builder.format == "html":
+        page = matrix.html("dsh-user-interaction: the conformance matrix")
         (Path(app.outdir) / "conformance-matrix.html").write_text(page, encoding="utf-8")
 
 

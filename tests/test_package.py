@@ -131,3 +131,12 @@ def test_the_wheel_the_install_instructions_name_is_the_one_built(dist: Path, pa
     )
     assert named
     assert set(named) == {_wheel(dist).name}
+
+
+def test_the_changelog_opens_with_this_version_dated() -> None:
+    """The newest changelog entry is the version being built, with its release date."""
+    changelog = (ROOT / "docs" / "changelog.md").read_text(encoding="utf-8")
+    newest = re.search(r"^## \[([^\]]+)\] - (\S+)$", changelog, re.MULTILINE)
+    assert newest is not None
+    assert newest[1] == dsh_user_interaction.__version__
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", newest[2]), newest[2]

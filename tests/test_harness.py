@@ -898,3 +898,86 @@ def test_a_child_that_exits_fails_its_calls_though_a_grandchild_writes_on() -> N
     exits = [e for e in events if e.kind == "exit"]
     assert exits, f"no exit reported after {10 * AFTER_EXIT:g} s; {len(events)} messages read"
     assert exits[0].detail == "3"
+
+
+@pytest.mark.parametrize("aborted_first", [False, True])
+def test_an_abort_read_in_the_same_turn_as_its_ask_is_never_dropped(aborted_first: bool) -> None:
+    """The Python child applies an abort that arrives before it decoded the ask's signal.
+
+    The suite writes an ask and its signal's abort in one turn (HAR-TURN-1);
+    the child decodes a call when the call's task first runs, after it has
+    read both. It used to find no signal for the abort and drop it, so the
+    ask never ended: seen under load, where the two are read together.
+    Here they are always written together, with a second signal already
+    decoded (*aborted_first*: that one's abort comes first) beside them.
+    """
+    command = [*CHILD, "--provider", "dsh_user_interaction_conformance:reference_subject"]
+    with contextlib.ExitStack() as stack:
+        child = stack.enter_context(
+            subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+        )
+        # Nothing here may hang: past a minute, the child is killed and the reads end.
+        killer = threading.Timer(60, child.kill)
+        killer.start()
+        stack.callback(killer.cancel)
+        stack.callback(child.kill)
+        _RawChild(child).abort_in_the_same_turn(aborted_first=aborted_first)
+
+
+class _RawChild:
+    """A child spoken to in raw protocol lines."""
+
+    def __init__(self, child: subprocess.Popen[bytes]) -> None:
+        assert child.stdin is not None
+        assert child.stdout is not None
+        self.stdin, self.stdout = child.stdin, child.stdout
+        self.replies: dict[str, dict[str, Any]] = {}
+
+    def send(self, *messages: dict[str, Any]) -> None:
+        self.stdin.write(b"".join((json.dumps(m) + "\n").encode() for m in messages))
+        self.stdin.flush()
+
+    def reply_to(self, call_id: str) -> dict[str, Any]:
+        while call_id not in self.replies:
+            line = self.stdout.readline()
+            assert line, f"the child ended without replying to {call_id}: {self.replies}"
+            message: dict[str, Any] = json.loads(line)
+            if "id" in message:
+                self.replies[str(message["id"])] = message
+        return self.replies.pop(call_id)
+
+    @staticmethod
+    def call(call_id: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "call", "id": call_id, "method": method, "params": params}
+
+    def ask(self, call_id: str, subject: str, signal: str) -> dict[str, Any]:
+        request = {
+            "questions": [{"id": "q", "question": "Wait?"}],
+            "signal": {"$": "signal", "handle": signal, "aborted": False},
+        }
+        return self.call(call_id, "ask", {"subject": subject, "request": request})
+
+    @staticmethod
+    def abort(signal: str) -> dict[str, Any]:
+        return {"type": "notify", "method": "abort", "params": {"signal": signal, "reason": "x"}}
+
+    def abort_in_the_same_turn(self, *, aborted_first: bool) -> None:
+        hello = {"protocol": "1.1", "suite": "t", "spec": "t", "bound": 1}
+        self.send(self.call("s1", "hello", hello))
+        assert self.reply_to("s1")["type"] == "return"
+        self.send(self.call("s2", "new", {}))
+        subject = self.reply_to("s2")["value"]["subject"]
+        # One ask already decoded and waiting, to show each abort is its own ask's.
+        self.send(self.ask("s3", subject, "s10"))
+        time.sleep(0.2)
+        turn = [self.ask("s4", subject, "s11"), self.abort("s11")]
+        self.send(*([self.abort("s10"), *turn] if aborted_first else turn))
+        ended = self.reply_to("s4")
+        assert ended["type"] == "throw", ended
+        assert ended["error"]["code"] == "ASK_ABORTED", ended
+        if not aborted_first:
+            assert "s3" not in self.replies  # still waiting: the abort was s11's alone
+            self.send(self.abort("s10"))
+        assert self.reply_to("s3")["error"]["code"] == "ASK_ABORTED"
+        self.send(self.call("s5", "close", {"subject": subject}))
+        assert self.reply_to("s5")["type"] == "return"

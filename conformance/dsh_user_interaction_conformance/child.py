@@ -198,6 +198,10 @@ class _Child:
         #: The suite's provider calls this child cancelled, whose reply it still awaits.
         self.cancelling: set[str] = set()
         self.pending: dict[str, tuple[asyncio.Future[dict[str, Any]], Codec]] = {}
+        #: Aborts of signals not decoded yet, by handle, with the reason as sent: a call
+        #: is decoded when its task first runs, and an abort read with it, in the same
+        #: turn, came before that. The call's decoding applies them (HAR-TURN-1).
+        self.early_aborts: dict[str, object] = {}
         self._ids = itertools.count(1)
         self._handles = itertools.count(1)
         self._counts: dict[tuple[int, str], int] = {}
@@ -275,12 +279,23 @@ class _Child:
                 # provider call cancelled in-process has started.
                 asyncio.get_running_loop().call_soon(task.cancel)
         elif method == "abort":
+            handle = str(params.get("signal"))
             for subject in self.subjects.values():
-                controller = subject.codec.controllers.get(str(params.get("signal")))
+                controller = subject.codec.controllers.get(handle)
                 if controller is not None:
                     controller.abort(subject.codec.decode(params.get("reason")))
                     self.write_changes()
                     return
+            # Not decoded yet: its call's task has not run. Never dropped.
+            self.early_aborts[handle] = params.get("reason")
+
+    def _apply_early_aborts(self, codec: Codec) -> None:
+        """Abort the signals the suite aborted before the call that carries them was decoded."""
+        for handle in [h for h in self.early_aborts if h in codec.controllers]:
+            reason = self.early_aborts.pop(handle)
+            controller = codec.controllers[handle]
+            if not controller.signal.aborted:
+                controller.abort(codec.decode(reason))
 
     def write_changes(self) -> None:
         changes = self._listener_changes()
@@ -408,6 +423,8 @@ class _Child:
         if method in {"ask", "perform", "is_shown"}:
             request = codec.decode_top(params.get("request"), params.get("handle"), "request")
             subject.remember(params.get("handle"), request)
+            if self.early_aborts:
+                self._apply_early_aborts(codec)
             target: Any = subject.made
             if method == "ask":
                 ask: Callable[[object], Awaitable[object]] = (
@@ -447,6 +464,7 @@ class _Child:
             raise WireError("release: 'handles' is not a list")
         named = [h for h in cast("list[object]", handles) if type(h) is str]
         for handle in named:
+            self.early_aborts.pop(handle, None)
             subject.requests.pop(handle, None)
             self._counts.pop((id(subject), handle), None)
         subject.codec.forget(named)

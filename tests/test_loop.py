@@ -272,6 +272,9 @@ def busy_cpu() -> Iterator[tuple[int, int]]:
         burner.wait(timeout=30)
 
 
+#: These run alone, after the rest of the slow tier (``alone``): a CPU kept busy by
+#: other tests leaves the holder no slice to take the lock in at all (a CI run saw
+#: no stall), and their busy CPU would slow the tests beside them.
 _STARVES_A_THREAD = pytest.mark.skipif(
     sys.platform != "linux" or len(os.sched_getaffinity(0)) < 2,
     reason="starves one thread on purpose: Linux's SCHED_IDLE, and two CPUs",
@@ -306,7 +309,23 @@ def _stalled_by_a_gil_holder(busy: int, free: int, *, by_the_example: bool) -> S
     return result.worst
 
 
+def _held_up(busy: int, free: int, *, by_the_example: bool) -> Stall:
+    """The first stall past the limit in up to five tries, for the proof not to be vacuous.
+
+    Whether the holder loses its CPU while it holds the lock is the
+    scheduler's choice; it did in every try on the idle machine.
+    """
+    tried: list[Stall] = []
+    for _ in range(5):
+        stall = _stalled_by_a_gil_holder(busy, free, by_the_example=by_the_example)
+        if stall.seconds > STALL_LIMIT:
+            return stall
+        tried.append(stall)
+    pytest.fail(f"no stall past {STALL_LIMIT} s in five tries: {tried}")
+
+
 @pytest.mark.slow
+@pytest.mark.alone
 @_STARVES_A_THREAD
 def test_the_loop_held_up_by_a_starved_suite_thread_is_starved_not_blocked(
     busy_cpu: tuple[int, int],
@@ -317,7 +336,7 @@ def test_the_loop_held_up_by_a_starved_suite_thread_is_starved_not_blocked(
     waited for no CPU itself, so without the other thread's wait it would
     be judged blocked (the false red this rule removes).
     """
-    stall = _stalled_by_a_gil_holder(*busy_cpu, by_the_example=False)
+    stall = _held_up(*busy_cpu, by_the_example=False)
     assert stall.seconds > STALL_LIMIT, stall
     assert stall.others is not None
     assert stall.others > STALL_LIMIT, stall
@@ -326,10 +345,11 @@ def test_the_loop_held_up_by_a_starved_suite_thread_is_starved_not_blocked(
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 @_STARVES_A_THREAD
 def test_a_thread_the_example_started_is_never_credited(busy_cpu: tuple[int, int]) -> None:
     """The same stall, by a thread the example (a subject) started: blocked."""
-    stall = _stalled_by_a_gil_holder(*busy_cpu, by_the_example=True)
+    stall = _held_up(*busy_cpu, by_the_example=True)
     assert stall.seconds > STALL_LIMIT, stall
     assert not stall.others, stall
     assert stall.judged(STALL_LIMIT) == "blocked", stall

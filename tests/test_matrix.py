@@ -226,8 +226,11 @@ def test_any_text_keeps_the_table_whole_and_the_page_inert(name: str, note: str)
     assert tags.seen <= _PAGE_TAGS
 
 
-def _docs_extension() -> Any:
-    """The docs' ``conformance_matrix`` extension, loaded as the build loads it."""
+def _docs_extension(monkeypatch: pytest.MonkeyPatch, *implementations: Any) -> Any:
+    """The docs' ``conformance_matrix`` extension, loaded as the build loads it.
+
+    It runs *implementations* (name, options, need) instead of the site's.
+    """
     path = Path(__file__).resolve().parents[1] / "docs" / "_ext" / "conformance_matrix.py"
     spec = importlib.util.spec_from_file_location("conformance_matrix", path)
     assert spec is not None
@@ -235,6 +238,7 @@ def _docs_extension() -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "IMPLEMENTATIONS", implementations)
     return module
 
 
@@ -243,16 +247,12 @@ def test_the_docs_page_runs_each_implementation_and_names_what_it_could_not_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The site's matrix: one column per run, a failure shown failed, a missing tool named."""
-    extension = _docs_extension()
-    monkeypatch.setattr(
-        extension,
-        "IMPLEMENTATIONS",
-        (
-            ("reference", ("--only", "service-order"), None),
-            ("broken", ("--service", "tests.gallery.services:AsksBeforeChecking",
-                        "--only", "service-order"), None),
-            ("needs a browser", ("--provider", "x:y"), "Chromium"),
-        ),
+    extension = _docs_extension(
+        monkeypatch,
+        ("reference", ("--only", "service-order"), None),
+        ("broken", ("--service", "tests.gallery.services:AsksBeforeChecking",
+                    "--only", "service-order"), None),
+        ("needs a browser", ("--provider", "x:y"), "Chromium"),
     )  # fmt: skip
 
     def chromium_missing(need: str | None) -> bool:
@@ -275,9 +275,6 @@ def test_a_run_that_writes_no_report_fails_the_docs_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A subject the command line cannot load writes no report: the build stops, naming it."""
-    extension = _docs_extension()
-    monkeypatch.setattr(
-        extension, "IMPLEMENTATIONS", (("nowhere", ("--provider", "no_such_module:x"), None),)
-    )
+    extension = _docs_extension(monkeypatch, ("nowhere", ("--provider", "no_such_module:x"), None))
     with pytest.raises(RuntimeError, match="no report for nowhere"):
         extension.run_all(tmp_path)

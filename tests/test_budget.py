@@ -50,12 +50,14 @@ def _problems(record: dict[str, object], ceiling: float) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # after the fast tier's run has written its whole record
 def test_the_fast_tier_stays_within_its_cpu_budget(request: pytest.FixtureRequest) -> None:
     """The fast tier used at most FAST_TIER_CEILING CPU seconds in a whole, passing run.
 
     When this session ran the fast tier (a plain ``pytest``), that run is
-    judged (this test runs last); otherwise (``nox -s slow``, which is
-    ``-m slow``) the record the fast tier's session wrote.
+    judged (this test runs last); otherwise (``nox -s slow`` runs it with
+    ``-m alone``, after its run of both tiers) the record the fast tier's
+    run wrote.
     """
     live = tier_record(request.session)
     worker = hasattr(request.config, "workerinput")  # pytest-xdist: a worker sees its share

@@ -696,6 +696,19 @@ def test_the_driver_finds_chromium_where_told_and_says_how_to_get_it_when_missin
         asyncio.run(Chromium().connect())
 
 
+def test_the_headless_shell_is_driven_before_the_full_browser(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without DSH_CHROMIUM, Debian's headless shell is taken when installed, else chromium."""
+    monkeypatch.delenv("DSH_CHROMIUM", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert chromium_executable() is None
+    for name in ("chromium-browser", "chromium", "chromium-headless-shell"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+        assert chromium_executable() == str(tmp_path / name)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_every_behaviour_reaches_the_browser_host_as_it_was_drawn(data: st.DataObject) -> None:

@@ -41,7 +41,7 @@ from .helpers import GALLERY_SEEDS, rotating_seed
 T = TypeVar("T")
 #: Each test's bound, browser start included.
 BOUND = 30.0
-CHROMIUM = chromium_executable() or "/usr/bin/chromium"
+CHROMIUM = chromium_executable() or "/usr/bin/chromium-headless-shell"
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ pytestmark = pytest.mark.slow
 def _chromium_or_skip() -> str:
     if os.path.exists(CHROMIUM):
         return CHROMIUM
-    reason = "Chromium is not installed (.ci/run installs Debian's chromium)"
+    reason = "Chromium is not installed (.ci/run installs Debian's chromium-headless-shell)"
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)

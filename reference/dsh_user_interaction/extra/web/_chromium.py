@@ -7,10 +7,15 @@ each subject talks to it over a Unix socket connection of its own, opened in
 its example's loop (:meth:`Chromium.connect`). No thread of this process
 drives the browser.
 
-The browser is Debian's ``chromium`` (or whichever executable
-``DSH_CHROMIUM`` names), found by :func:`chromium_executable`: Playwright
-cannot download a browser on every machine, and a downloaded one is not the
-system's.
+The browser is Debian's (or whichever executable ``DSH_CHROMIUM`` names),
+found by :func:`chromium_executable`: Playwright cannot download a browser on
+every machine, and a downloaded one is not the system's. Its headless shell
+(Debian's ``chromium-headless-shell``, the build Playwright itself runs for
+headless pages) comes first, then the full ``chromium``: the same engine
+without the desktop browser around it, it took 114 CPU seconds for the
+project's browser tests where the full browser took 189 (its browser process
+7 s where the full one's took 17, for the whole suite through the page), and
+it installs without GTK.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ EXECUTABLE_VARIABLE: Final = "DSH_CHROMIUM"
 START_TIMEOUT: Final = 60.0
 #: Seconds closing waits for the host to close the browser.
 CLOSE_TIMEOUT: Final = 10.0
-_NAMES: Final = ("chromium", "chromium-browser")
+_NAMES: Final = ("chromium-headless-shell", "chromium", "chromium-browser")
 #: The errors the host reports that are raised here as themselves.
 _ERRORS: Final[dict[str, type[Exception]]] = {
     "AssertionError": AssertionError,
@@ -47,7 +52,11 @@ _ERRORS: Final[dict[str, type[Exception]]] = {
 
 
 def chromium_executable() -> str | None:
-    """The Chromium to drive: ``$DSH_CHROMIUM``, else ``chromium`` on the ``PATH``, else None."""
+    """The Chromium to drive: ``$DSH_CHROMIUM``, else the first of ``_NAMES`` on the ``PATH``.
+
+    None when there is none: ``chromium-headless-shell``, ``chromium`` and
+    ``chromium-browser`` are looked for, in that order.
+    """
     named = os.environ.get(EXECUTABLE_VARIABLE)
     if named:
         return named if os.path.exists(named) else None
@@ -142,8 +151,9 @@ class Chromium:
                 executable = self._executable or chromium_executable()
                 if executable is None:
                     msg = (
-                        "no Chromium to drive: install Debian's chromium "
-                        f"(apt-get install chromium), or name one in ${EXECUTABLE_VARIABLE}"
+                        "no Chromium to drive: install Debian's headless shell "
+                        "(apt-get install chromium-headless-shell) or chromium, "
+                        f"or name one in ${EXECUTABLE_VARIABLE}"
                     )
                     raise FileNotFoundError(msg)
                 folder = Path(tempfile.mkdtemp(prefix="dsh-chromium-"))

@@ -1,10 +1,10 @@
 """The web provider's conformance driver and subject factories.
 
 Needs Playwright and the conformance suite (``pip install
-'dsh-user-interaction[web-testing]'``) and a Chromium: Debian's ``chromium``,
-or the executable ``DSH_CHROMIUM`` names (Playwright's own download is not
-used). Run the suite on the web provider, through its page in headless
-Chromium, with::
+'dsh-user-interaction[web-testing]'``) and a Chromium: Debian's
+``chromium-headless-shell`` or ``chromium``, or the executable
+``DSH_CHROMIUM`` names (Playwright's own download is not used). Run the
+suite on the web provider, through its page in headless Chromium, with::
 
     python -m dsh_user_interaction_conformance \\
         --provider dsh_user_interaction.extra.web.testing:web_subject

@@ -14,19 +14,24 @@ fastmcp's client, which its test installs into a virtual environment of its
 own under ``.venvs/``) and the budget check. ``nox -s slow`` runs it in one
 pytest run with the first Python's fast tier (one collection, and the fast
 tests' work fills the slow tests' waits on children, browsers and servers),
-so the default set runs ``tests`` on the other Pythons only. Both run on
-every core (pytest-xdist); what is marked ``alone`` (the load proof and the
-budget check) runs by itself afterwards. ``nox -s bench``, ``nox -s
-detection``, ``nox -s fuzz`` and ``nox -s soak`` are longer runs, and ``nox -s
-screenshots`` remakes the web page's pictures in the docs; all are kept out of
-the default set.
+and ``nox -s versions`` runs ``tests`` on the other Pythons side by side;
+the default set runs these two. Both run on every core (pytest-xdist); what
+is marked ``alone`` (the load proof and the budget check) runs by itself
+afterwards. ``nox -s bench``, ``nox -s detection``, ``nox -s fuzz`` and
+``nox -s soak`` are longer runs, and ``nox -s screenshots`` remakes the web
+page's pictures in the docs; all are kept out of the default set.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import tempfile
+import time
+from typing import IO
 
 import nox
 
@@ -36,11 +41,9 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
 PYTHONS = ["3.11", "3.12", "3.13"]
-#: The first Python's fast tier runs inside ``slow``, with the slow tier.
-nox.options.sessions = [
-    "lint", "typecheck", *(f"tests-{python}" for python in PYTHONS[1:]), "slow", "conformance",
-    "docs",
-]  # fmt: skip
+#: The first Python's fast tier runs inside ``slow``, with the slow tier, and the
+#: others' side by side in ``versions``.
+nox.options.sessions = ["lint", "typecheck", "versions", "slow", "conformance", "docs"]
 #: pytest-xdist workers for the test sessions: two more than the cores. Both
 #: tiers wait on child processes, browsers, servers and bounded sleeps, and more
 #: workers fill those waits on 2 cores: the fast tier from 56 s to 47 (two
@@ -51,7 +54,10 @@ nox.options.sessions = [
 #: pipe thread, which the stall judgement now counts as starvation
 #: (docs/performance.md, section 7). docs/conftest.py's scheduler keeps each
 #: docs page's examples in one worker.
-_PARALLEL = ("-n", os.environ.get("DSH_TEST_WORKERS") or str((os.cpu_count() or 1) + 2))
+_WORKERS = os.environ.get("DSH_TEST_WORKERS") or str((os.cpu_count() or 1) + 2)
+_PARALLEL = ("-n", _WORKERS)
+#: Seconds ``versions`` waits for its runs before it stops them: a red run must end.
+_VERSIONS_PATIENCE = 1800
 
 # Never download an interpreter; use the ones installed on the machine.
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
@@ -105,6 +111,55 @@ def tests(session: nox.Session) -> None:
     session.run(
         "pytest", "-m", "not slow", *_PARALLEL, "--durations=10", *session.posargs, env=env
     )  # fmt: skip
+
+
+@nox.session(python=False)
+def versions(session: nox.Session) -> None:
+    """The fast tier on the Pythons after the first, all at once, in processes of their own.
+
+    Each is ``nox -s tests-X.Y`` on one worker more than the cores (three
+    each, on 2 cores): their bounded waits fill each other's, so the two took
+    55.2 s side by side where they took 64.5 s one after the other on four
+    workers each, and 59.0 s side by side on two each (the idle machine, 96%
+    busy against 85%). Their output is printed when both have ended, each
+    line after its Python. The session fails when either does, and stops
+    both, with their tests, once ``_VERSIONS_PATIENCE`` has passed or when
+    it is interrupted.
+    """
+    workers = os.environ.get("DSH_TEST_WORKERS") or str((os.cpu_count() or 1) + 1)
+    env = {**os.environ, "DSH_TEST_WORKERS": workers}
+    runs: list[tuple[str, subprocess.Popen[bytes], IO[bytes]]] = []
+    failed: list[str] = []
+    try:
+        for python in PYTHONS[1:]:
+            output = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
+            command = [sys.executable, "-m", "nox", "-s", f"tests-{python}", "--", *session.posargs]
+            # A process group of its own, so that stopping it stops its tests too.
+            process = subprocess.Popen(  # noqa: S603 - this noxfile, run again
+                command, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+            runs.append((python, process, output))
+        deadline = time.monotonic() + _VERSIONS_PATIENCE
+        for python, process, _ in runs:
+            try:
+                status = process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                failed.append(f"tests-{python} (stopped after {_VERSIONS_PATIENCE} s)")
+            else:
+                if status:
+                    failed.append(f"tests-{python} (exit status {status})")
+    finally:
+        for _, process, _ in runs:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    for python, _, log in runs:
+        with log:
+            log.seek(0)
+            for line in log.read().decode(errors="replace").splitlines():
+                print(f"[{python}] {line}")
+    if failed:
+        session.error(f"failed: {', '.join(failed)}")
 
 
 @nox.session(python=PYTHONS[0])

@@ -47,6 +47,7 @@ def _run(factory: Any, baseline: dict[str, Any] | None = None, **options: Any) -
         kinds=["service"],
         only=ONLY,
         seed=3,
+        profile="quick",
         bound=0.5,
         shrink=False,
         baseline=baseline,
@@ -159,6 +160,8 @@ def test_the_command_line_writes_a_baseline_that_a_later_run_passes(tmp_path: Pa
         "tests.gallery.services:AsksBeforeChecking",
         "--seed",
         "3",
+        "--profile",
+        "quick",
         *(f"--only={name}" for name in ONLY),
     ]
 

@@ -16,6 +16,7 @@ import pytest
 
 from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest
 from dsh_user_interaction.durable import (
+    AskRecord,
     AskStore,
     DurableProvider,
     Outcome,
@@ -166,3 +167,61 @@ def test_every_requirement_of_the_durable_path_is_judged() -> None:
         "DUR-LOST-1",
         "DUR-DEADLINE-1",
     }
+
+
+class _SlowToSee(SQLiteStore):
+    """A store whose changes reach its reader *delay* seconds late: a relay on a busy machine."""
+
+    def __init__(self, path: Path, delay: float) -> None:
+        super().__init__(path, poll_interval=0.005)
+        self.delay = delay
+
+    async def changes(self, after: int) -> list[AskRecord]:
+        found = await super().changes(after)
+        if found:
+            await asyncio.sleep(self.delay)
+        return found
+
+
+def _deadline_findings(folder: Path, delay: float) -> list[tuple[str, str]]:
+    """The deadline scenario, the agent on a plain store and the relay on one *delay* s late."""
+    opened: list[AskStore] = []
+
+    async def opener() -> AskStore:
+        path = folder / "asks.db"
+        opened.append(_SlowToSee(path, delay) if opened else SQLiteStore(path, poll_interval=0.005))
+        return opened[-1]
+
+    check = next(c for c in DURABLE_CHECKS if c.name == "durable-deadline")
+    return run(check.findings(opener, REQUEST, ANSWER), bound=60)
+
+
+def test_a_deadline_that_passes_before_the_relay_shows_the_ask_is_tried_farther_off(
+    tmp_path: Path,
+) -> None:
+    """The relay sees a change 0.1 s late: the 50 ms deadline ends the ask unseen, and passes.
+
+    Nothing is judged of the withdrawal there; the next attempt, its deadline
+    0.2 s off, is shown, withdrawn and judged. Both attempts are in the store.
+    """
+    assert _deadline_findings(tmp_path, 0.1) == []
+
+    async def states() -> list[str | None]:
+        store = SQLiteStore(tmp_path / "asks.db")
+        try:
+            records = [await store.get(ask_id) for ask_id in ("late-0", "late-1")]
+            return [None if record is None else record.state for record in records]
+        finally:
+            await store.close()
+
+    assert run(states()) == ["expired", "expired"]
+
+
+def test_a_relay_that_shows_no_ask_before_its_deadline_fails_the_deadline_scenario(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the relay has shown none of the attempts in time, DUR-DEADLINE-1 says so."""
+    monkeypatch.setattr(_durable_checks, "DEADLINES", (0.05, 0.2))
+    assert _deadline_findings(tmp_path, 1.0) == [
+        ("DUR-DEADLINE-1", "the relay never showed an ask 0.2 s before its deadline")
+    ]

@@ -117,21 +117,23 @@ def tests(session: nox.Session) -> None:
 def versions(session: nox.Session) -> None:
     """The fast tier on the Pythons after the first, all at once, in processes of their own.
 
-    Each is ``nox -s tests-X.Y`` on one worker more than the cores (three
-    each, on 2 cores): their bounded waits fill each other's, so the two took
-    55.2 s side by side where they took 64.5 s one after the other on four
-    workers each, and 59.0 s side by side on two each (the idle machine, 96%
-    busy against 85%). Their output is printed when both have ended, each
-    line after its Python. The session fails when either does, and stops
-    both, with their tests, once ``_VERSIONS_PATIENCE`` has passed or when
-    it is interrupted.
+    Each is ``nox -s tests-X.Y`` on half the workers of a session (two each,
+    on 2 cores, so the machine runs four, as in every other test session):
+    their bounded waits fill each other's, so the two took 59.0 s side by
+    side where they took 64.5 s one after the other on four workers each (on
+    the idle machine, 82% busy against 85%; 55.2 s on three each, 96% busy,
+    left for the margin a loaded machine needs). Their output is printed
+    when both have ended, each line after its Python. The session fails
+    when either does, and stops both, with their tests, once
+    ``_VERSIONS_PATIENCE`` has passed or when it is interrupted.
     """
-    workers = os.environ.get("DSH_TEST_WORKERS") or str((os.cpu_count() or 1) + 1)
+    pythons = PYTHONS[1:]
+    workers = os.environ.get("DSH_TEST_WORKERS") or str(max(1, int(_WORKERS) // len(pythons)))
     env = {**os.environ, "DSH_TEST_WORKERS": workers}
     runs: list[tuple[str, subprocess.Popen[bytes], IO[bytes]]] = []
     failed: list[str] = []
     try:
-        for python in PYTHONS[1:]:
+        for python in pythons:
             output = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
             command = [sys.executable, "-m", "nox", "-s", f"tests-{python}", "--", *session.posargs]
             # A process group of its own, so that stopping it stops its tests too.

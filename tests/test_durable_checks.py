@@ -8,7 +8,7 @@ one way at a time, so each scenario is shown to fail for what it judges.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -169,18 +169,21 @@ def test_every_requirement_of_the_durable_path_is_judged() -> None:
     }
 
 
-class _SlowToSee(SQLiteStore):
-    """A store whose changes reach its reader *delay* seconds late: a relay on a busy machine."""
+class _SlowToSee:
+    """A store whose new asks reach its watcher *delay* seconds late: a relay on a busy machine."""
 
-    def __init__(self, path: Path, delay: float) -> None:
-        super().__init__(path, poll_interval=0.005)
+    def __init__(self, store: AskStore, delay: float) -> None:
+        self._store = store
         self.delay = delay
 
-    async def changes(self, after: int) -> list[AskRecord]:
-        found = await super().changes(after)
-        if found:
-            await asyncio.sleep(self.delay)
-        return found
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def watch(self, after: int = 0) -> AsyncIterator[AskRecord]:
+        async for record in self._store.watch(after):
+            if record.pending:
+                await asyncio.sleep(self.delay)
+            yield record
 
 
 def _deadline_findings(folder: Path, delay: float) -> list[tuple[str, str]]:
@@ -189,7 +192,8 @@ def _deadline_findings(folder: Path, delay: float) -> list[tuple[str, str]]:
 
     async def opener() -> AskStore:
         path = folder / "asks.db"
-        opened.append(_SlowToSee(path, delay) if opened else SQLiteStore(path, poll_interval=0.005))
+        store = SQLiteStore(path, poll_interval=0.005)
+        opened.append(cast("AskStore", _SlowToSee(store, delay)) if opened else store)
         return opened[-1]
 
     check = next(c for c in DURABLE_CHECKS if c.name == "durable-deadline")

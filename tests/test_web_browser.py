@@ -490,7 +490,8 @@ def test_a_flood_from_another_process_keeps_no_answer_out_and_every_ask_settles(
         assert isinstance(provider, WebProvider)
         where = urlsplit(provider.url)
         # The flood's target (the board's first ask, a1), pending until the end.
-        held = asyncio.ensure_future(provider.ask({"questions": [{**CHOICE, "header": "Held"}]}))
+        pending: Any = {"questions": [{**CHOICE, "header": "Held"}]}
+        held = asyncio.ensure_future(provider.ask(pending))
         await until(lambda: provider.pending_count == 1)
         with said.open("w") as out:
             flood = await asyncio.create_subprocess_exec(

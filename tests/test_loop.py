@@ -348,10 +348,16 @@ def test_the_loop_held_up_by_a_starved_suite_thread_is_starved_not_blocked(
 @pytest.mark.alone
 @_STARVES_A_THREAD
 def test_a_thread_the_example_started_is_never_credited(busy_cpu: tuple[int, int]) -> None:
-    """The same stall, by a thread the example (a subject) started: blocked."""
+    """The same stall, by a thread the example (a subject) started: blocked.
+
+    That thread waited for a CPU through most of the stall, and none of it
+    is credited: ``others`` holds only the waits of threads that ran before
+    the example (the suite's own: 7 ms in a CI run), far below the
+    more than STALL_LIMIT that crediting the example's thread would add.
+    """
     stall = _held_up(*busy_cpu, by_the_example=True)
     assert stall.seconds > STALL_LIMIT, stall
-    assert not stall.others, stall
+    assert (stall.others or 0.0) < STALL_LIMIT / 2, stall
     assert stall.judged(STALL_LIMIT) == "blocked", stall
 
 

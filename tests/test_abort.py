@@ -456,10 +456,12 @@ def test_timeout_inf_never_fires_and_schedules_nothing() -> None:
         fraction: Any = Fraction(1, 1000)
         signals = [AbortSignal.timeout(0), AbortSignal.timeout(fraction)]
         assert _timers() == before + 2
-        for signal in signals:
-            fired = asyncio.Event()
-            signal.add_listener(_setter(fired))
-            await fired.wait()
+        # Every listener before any wait: the 1 ms timer may fire while the first waits.
+        fired = [asyncio.Event() for _ in signals]
+        for signal, event in zip(signals, fired, strict=True):
+            signal.add_listener(_setter(event))
+        for signal, event in zip(signals, fired, strict=True):
+            await event.wait()
             assert isinstance(signal.reason, TimeoutError)
         assert not never.aborted
 

@@ -358,6 +358,92 @@ def test_dispose_from_inside_the_provider_is_delivered_while_it_waits() -> None:
     run(main())
 
 
+def test_an_abort_from_inside_the_providers_first_step_is_delivered_while_it_waits() -> None:
+    """Rules 3 and 6: an abort made before the provider first suspends still interrupts it."""
+
+    class AbortsThenWaits:
+        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+            controller.abort()
+            await asyncio.Event().wait()
+            raise AssertionError
+
+    controller = AbortController()
+
+    async def main() -> None:
+        service = UserInteractionService()
+        service.register_provider(AbortsThenWaits())
+        outcome = await settle(service.ask(one_question(signal=controller.signal)))
+        assert isinstance(outcome, UserInteractionError)
+        assert outcome.code is ErrorCode.ASK_ABORTED
+        task = asyncio.current_task()
+        assert task is not None
+        assert task.cancelling() == 0  # the service took its own cancellation back
+        assert service.pending_count == 0
+
+    run(main())
+
+
+def test_a_provider_that_answers_in_its_first_step_needs_no_event_loop() -> None:
+    """Rule 6: an answer given without suspending is checked and returned, with no wiring."""
+    answer: AskUserQuestionAnswer = {"answers": [{"id": "q", "selected": []}]}
+
+    class Immediate:
+        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+            assert service.pending_count == 0
+            return answer
+
+    service = UserInteractionService()
+    service.register_provider(Immediate())
+    signal = AbortController().signal
+    steps = service.ask(one_question(signal=signal))
+    with pytest.raises(StopIteration) as stopped:
+        steps.send(None)  # outside any event loop: nothing looks one up
+    assert stopped.value.value is answer
+    assert signal.listener_count == 0
+
+
+def test_a_cancellation_the_provider_makes_in_an_answering_step_reaches_the_caller() -> None:
+    """Rule 6: the provider's answer stands, and its cancellation strikes at the next await."""
+    answer: AskUserQuestionAnswer = {"answers": [{"id": "q", "selected": []}]}
+
+    class CancelsThenAnswers:
+        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+            return answer
+
+    async def main() -> None:
+        service = UserInteractionService()
+        service.register_provider(CancelsThenAnswers())
+        assert await service.ask(one_question()) is answer
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.sleep(0)
+
+    run(main())
+
+
+def test_a_cancellation_the_provider_makes_before_it_waits_is_its_own_outcome() -> None:
+    """Rule 6: it is delivered to the provider; raised on, it propagates unchanged."""
+
+    class CancelsThenWaits:
+        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel("from the provider")
+            await asyncio.Event().wait()
+            raise AssertionError
+
+    async def main() -> None:
+        service = UserInteractionService()
+        service.register_provider(CancelsThenWaits())
+        with pytest.raises(asyncio.CancelledError, match="from the provider"):
+            await service.ask(one_question())
+        assert service.pending_count == 0
+
+    run(main())
+
+
 def test_concurrent_asks_on_the_scripted_provider_do_not_cross() -> None:
     """Several pending asks settle in any order, each with its own answer."""
 

@@ -30,15 +30,30 @@ as ``error.answer``. A human's answer is never dropped silently.
 
 Rule 5: after ``ask()`` settles, in any way, it leaves nothing behind: its
 signal listener is removed and its pending record is gone.
+
+Rule 6: the provider's first step runs before any of this wiring. Until the
+provider first suspends only its own code runs, so nothing else can abort,
+dispose or cancel the ask in that step, and a provider that answers in it (a
+scripted one, an answer already given) gets no task look-up, listener, timer
+or pending record: its answer goes straight to the checks. When it suspends,
+the service wires the call, then looks at what the step itself did: a signal
+it aborted or a registration it disposed interrupts the call as Rule 3 says,
+and the task's cancellation count read then is the baseline of Rule 2. So a
+cancellation of the caller's task that the provider itself made in its first
+step counts as one from before the call: asyncio delivers it to the provider
+at its suspension, and what the provider makes of it is its outcome; made in
+a step that answers, it is delivered at the caller's next suspension, as
+asyncio delivers any cancellation of a running task. Either way it is never
+lost.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping
 from types import CoroutineType, TracebackType
-from typing import Final, cast, final
+from typing import Any, Final, cast, final
 
 from ._abort import AbortSignal
 from ._checks import (
@@ -293,7 +308,11 @@ class UserInteractionService:
 
     @property
     def pending_count(self) -> int:
-        """How many asks are waiting for the provider; for leak checks."""
+        """How many asks are waiting for the provider; for leak checks.
+
+        An ask counts once its provider has suspended; one whose provider
+        answers in its first step is never pending (Rule 6 of the design notes).
+        """
         return len(self._calls)
 
     def register_provider(self, provider: UserInteractionProvider) -> Registration:
@@ -390,12 +409,41 @@ class UserInteractionService:
         index: RequestIndex | None,
         deadline: float | None,
     ) -> AskUserQuestionAnswer:
-        """Ask the provider and wait for it, within the request's deadline.
+        """Ask the provider, wait for it and check its answer.
 
         A deadline that has already passed still asks the provider, and
         interrupts it at once: a durable provider asked again after a restart
         may hold the human's answer, given before the deadline.
         """
+        pending = registration._provider.ask(request)  # noqa: SLF001 - this module's class
+        # The provider's first step, taken here as ``await`` would: most answer
+        # without suspending, and need no wiring (Rule 6).
+        steps = pending if type(pending) is CoroutineType else pending.__await__()
+        try:
+            waiting = steps.send(None)
+        except StopIteration as stop:
+            answer: AskUserQuestionAnswer = stop.value
+        else:
+            answer = await self._suspended(request, registration, steps, waiting, deadline)
+        # Note: the original never checks answers; a strict service does (SVC-STRICT-1).
+        if self._strict and (index is None or not fast_answer_accepted(request, answer, index)):
+            if deadline is not None and _replayed_defaults(request, answer, deadline):
+                return answer  # POL-DEFAULT-3: a store's record of this ask's defaults
+            violations = must_violations(request, answer)
+            if violations:
+                raise bad_answer(answer, violations)
+        return answer
+
+    async def _suspended(
+        self,
+        request: AskUserQuestionRequest,
+        registration: Registration,
+        steps: Generator[Any, None, AskUserQuestionAnswer]
+        | Coroutine[Any, None, AskUserQuestionAnswer],
+        waiting: object,
+        deadline: float | None,
+    ) -> AskUserQuestionAnswer:
+        """Wait for a provider that suspended in its first step, interrupting it when asked."""
         task = asyncio.current_task()
         if task is None:  # pragma: no cover - every coroutine under asyncio has one
             msg = "UserInteractionService.ask() must run inside an asyncio task"
@@ -411,18 +459,14 @@ class UserInteractionService:
             else None
         )
         self._calls.add(call)
+        # What the first step did before anything was listening (Rule 6).
+        if signal is not None and signal.aborted:
+            call.aborted(signal)
+        elif not registration.active:
+            call.stop(ErrorCode.PROVIDER_DISPOSED)
         baseline = task.cancelling()
         try:
-            pending = registration._provider.ask(request)  # noqa: SLF001 - this module's class
-            # The provider's first step, taken here as ``await`` would: most answer
-            # without suspending. One that suspends goes on in suspended_call.
-            steps = pending if type(pending) is CoroutineType else pending.__await__()
-            try:
-                waiting = steps.send(None)
-            except StopIteration as stop:
-                answer: AskUserQuestionAnswer = stop.value
-            else:
-                answer = await suspended_call(steps, waiting, self._cancel_grace)
+            answer = await suspended_call(steps, waiting, self._cancel_grace)
         except asyncio.CancelledError:
             call.settled = True
             if not _take_back(call, task, baseline):
@@ -466,13 +510,6 @@ class UserInteractionService:
             if remove is not None:
                 remove()
             self._calls.discard(call)
-        # Note: the original never checks answers; a strict service does (SVC-STRICT-1).
-        if self._strict and (index is None or not fast_answer_accepted(request, answer, index)):
-            if deadline is not None and _replayed_defaults(request, answer, deadline):
-                return answer  # POL-DEFAULT-3: a store's record of this ask's defaults
-            violations = must_violations(request, answer)
-            if violations:
-                raise bad_answer(answer, violations)
         return answer
 
     def __repr__(self) -> str:

@@ -383,6 +383,29 @@ def test_an_abort_from_inside_the_providers_first_step_is_delivered_while_it_wai
     run(main())
 
 
+def test_an_abort_and_a_disposal_in_the_providers_first_step_end_it_as_aborted() -> None:
+    """Rule 6: the step's order is not seen, so an abort it made wins over its disposal."""
+
+    class DisposesAbortsWaits:
+        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+            holder[0].dispose()
+            controller.abort()
+            await asyncio.Event().wait()
+            raise AssertionError
+
+    controller = AbortController()
+    holder: list[Registration] = []
+
+    async def main() -> None:
+        service = UserInteractionService()
+        holder.append(service.register_provider(DisposesAbortsWaits()))
+        outcome = await settle(service.ask(one_question(signal=controller.signal)))
+        assert isinstance(outcome, UserInteractionError)
+        assert outcome.code is ErrorCode.ASK_ABORTED
+
+    run(main())
+
+
 def test_a_provider_that_answers_in_its_first_step_needs_no_event_loop() -> None:
     """Rule 6: an answer given without suspending is checked and returned, with no wiring."""
     answer: AskUserQuestionAnswer = {"answers": [{"id": "q", "selected": []}]}

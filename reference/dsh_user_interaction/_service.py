@@ -37,14 +37,14 @@ dispose or cancel the ask in that step, and a provider that answers in it (a
 scripted one, an answer already given) gets no task look-up, listener, timer
 or pending record: its answer goes straight to the checks. When it suspends,
 the service wires the call, then looks at what the step itself did: a signal
-it aborted or a registration it disposed interrupts the call as Rule 3 says,
-and the task's cancellation count read then is the baseline of Rule 2. So a
-cancellation of the caller's task that the provider itself made in its first
-step counts as one from before the call: asyncio delivers it to the provider
-at its suspension, and what the provider makes of it is its outcome; made in
-a step that answers, it is delivered at the caller's next suspension, as
-asyncio delivers any cancellation of a running task. Either way it is never
-lost.
+it aborted or a registration it disposed interrupts the call as Rule 3 says
+(the abort, when it did both), and the task's cancellation count read then
+is the baseline of Rule 2. So a cancellation of the caller's task that the
+provider itself made in its first step counts as one from before the call:
+asyncio delivers it to the provider at its suspension, and what the provider
+makes of it is its outcome; made in a step that answers, it is delivered at
+the caller's next suspension, as asyncio delivers any cancellation of a
+running task. Either way it is never lost.
 """
 
 from __future__ import annotations

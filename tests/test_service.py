@@ -425,6 +425,41 @@ def test_a_provider_that_answers_in_its_first_step_needs_no_event_loop() -> None
     assert signal.listener_count == 0
 
 
+def test_an_ask_stepped_outside_a_task_refuses_and_closes_the_providers_call() -> None:
+    """Rule 6: a provider that suspends where no task can be interrupted is closed, not left."""
+    closed: list[bool] = []
+
+    class Suspends:
+        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+            try:
+                await asyncio.sleep(3600)
+            finally:
+                closed.append(True)
+            raise AssertionError
+
+    async def main() -> None:
+        service = UserInteractionService()
+        service.register_provider(Suspends())
+        steps = service.ask(one_question())
+        loop = asyncio.get_running_loop()
+        outcome: asyncio.Future[BaseException] = loop.create_future()
+
+        def step() -> None:  # a loop callback, not a task
+            try:
+                steps.send(None)
+            except BaseException as error:  # noqa: BLE001 - what the step raised is the outcome
+                outcome.set_result(error)
+
+        loop.call_soon(step)
+        error = await asyncio.wait_for(outcome, 5)
+        assert isinstance(error, RuntimeError)
+        assert "must run inside an asyncio task" in str(error)
+        assert closed == [True]
+        assert service.pending_count == 0
+
+    run(main())
+
+
 def test_a_cancellation_the_provider_makes_in_an_answering_step_reaches_the_caller() -> None:
     """Rule 6: the provider's answer stands, and its cancellation strikes at the next await."""
     answer: AskUserQuestionAnswer = {"answers": [{"id": "q", "selected": []}]}

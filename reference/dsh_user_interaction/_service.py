@@ -445,7 +445,8 @@ class UserInteractionService:
     ) -> AskUserQuestionAnswer:
         """Wait for a provider that suspended in its first step, interrupting it when asked."""
         task = asyncio.current_task()
-        if task is None:  # pragma: no cover - every coroutine under asyncio has one
+        if task is None:  # stepped by hand in a loop's callback, not in a task
+            steps.close()  # the provider's call cannot be waited for: let it clean up
             msg = "UserInteractionService.ask() must run inside an asyncio task"
             raise RuntimeError(msg)
         call = _Call(task, registration)

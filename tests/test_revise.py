@@ -117,9 +117,16 @@ def test_a_ui_that_does_not_revise_is_never_asked_to(data: st.DataObject) -> Non
     assert not any(isinstance(action, Revise) for action in drawn)
 
 
+#: The seeds the revision shares are pooled over: one seed's examples are not
+#: independent (Hypothesis mutates earlier examples and draws the constants of
+#: local source files), so a share read from one seed moves by a factor of three
+#: from seed to seed, and with any edit to a literal of the package.
+_SHARE_SEEDS = (1, 2, 3, 20261202)
+
+
 @pytest.mark.slow
 def test_the_revisions_that_matter_are_drawn_often() -> None:
-    """Pinned shares, over 1,500 drawn requests: what the gallery's revision bugs need.
+    """Pinned shares, over 4,000 drawn requests in four seeds: what the gallery's revision bugs need.
 
     Per example, a single-select question revised to a pick other than the
     first (which ``keeps-first-pick`` misses), one picked then typed over
@@ -127,9 +134,8 @@ def test_the_revisions_that_matter_are_drawn_often() -> None:
     """
     counts: Counter[str] = Counter()
 
-    @seed(20261202)
     @settings(
-        max_examples=1500,
+        max_examples=1000,
         phases=[Phase.generate],
         database=None,
         deadline=None,
@@ -157,7 +163,8 @@ def test_the_revisions_that_matter_are_drawn_often() -> None:
                 seen.add("unpick")
         counts.update(seen)
 
-    sample()
+    for number in _SHARE_SEEDS:
+        seed(number)(sample)()
     share = {name: counts[name] / counts["examples"] for name in counts if name != "examples"}
     assert share["another pick stands"] >= 0.05, share
     assert share["pick, then type"] >= 0.05, share

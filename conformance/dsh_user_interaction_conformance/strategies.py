@@ -992,14 +992,13 @@ def _kinds(has_options: bool, multi: bool, capabilities: Capabilities) -> st.Sea
     # Typing comes first where it is allowed: the simplest example, which Hypothesis
     # draws often early on, then carries hostile text (and on a single-select, text
     # that must override the choice).
-    # Revising: in about half the single-selects with a text box (pick, then type; pick
-    # again), where a UI may keep a pick that the text overrides, and seldom where
+    # Revising: often on a single-select (pick, then type; pick again), seldom where
     # there is only text to type over.
     if not has_options:
         kinds = [_TYPE, *skip, _TYPE, _TYPE, *revise]
     elif not multi:
         kinds = (
-            [_TYPE, _PICK, *skip, _PICK, *revise, *revise, *revise, *revise]
+            [_TYPE, _PICK, *skip, _PICK, *revise, *revise, *revise]
             if custom
             else [_PICK, *skip, *revise]
         )
@@ -1042,10 +1041,8 @@ def _draw_revision(
             moves.append("clear")
         others = [label for label in offered if label not in picked]
         if others:
-            # Twice as likely on a single-select: the change that stays visible. There,
-            # typing is too, so that about half the revisions end with a pick and the text
-            # that overrides it, which a UI may send both of (ANS-SINGLE-2).
-            moves += ["pick"] if multi else ["pick", "type", "pick"] if custom else ["pick", "pick"]
+            # Twice as likely on a single-select: the change that stays visible.
+            moves += ["pick"] if multi else ["pick", "pick"]
         if picked and multi:
             moves.append("unpick")
         if not moves:
@@ -1282,11 +1279,7 @@ def _draw_invalid_answer(
     items: list[dict[str, Any]] = [dict(item) for item in answer["answers"]]
     answer["answers"] = items
     with_options = [n for n, q in enumerate(request["questions"]) if q.get("options")]
-    # Near misses: of a label three times in eight (0, the simplest, which Hypothesis
-    # draws often, among them), of the id three, and blank text by one language only
-    # two, so that a service loosening any one of the three is seen in as many examples.
-    which = draw(_one_in_eight) if near_misses else 0
-    label_miss = near_misses and bool(with_options) and which < 3
+    label_miss = near_misses and bool(with_options) and draw(_booleans)
     if label_miss:  # a label's near miss, on a question that offers labels
         index = with_options[draw(_below(len(with_options)))]
     else:
@@ -1295,7 +1288,8 @@ def _draw_invalid_answer(
     offered = [option["label"] for option in question.get("options", ())]
     multi = question.get("multiSelect") is True
     if near_misses:
-        blank_miss = which >= 6
+        # Mostly the id's near miss: blank text by one language only is one in four.
+        blank_miss = not label_miss and draw(_one_in_four) == 0
         breaker = "sel-unknown" if label_miss else ("js-blank" if blank_miss else "order")
     else:
         breaker = draw(_breakers(bool(offered), multi, len(offered) >= 2))

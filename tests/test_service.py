@@ -336,72 +336,44 @@ def test_dispose_mid_ask_rejects_every_pending_ask() -> None:
     run(main())
 
 
-def test_dispose_from_inside_the_provider_is_delivered_while_it_waits() -> None:
-    """Rule 3 of the service: a disposal from the asking task lands one step later."""
+@pytest.mark.parametrize(
+    ("done", "code"),
+    [
+        ("dispose", ErrorCode.PROVIDER_DISPOSED),
+        ("abort", ErrorCode.ASK_ABORTED),
+        ("dispose+abort", ErrorCode.ASK_ABORTED),
+    ],
+)
+def test_an_interrupt_from_inside_the_providers_first_step_is_delivered_while_it_waits(
+    done: str, code: ErrorCode
+) -> None:
+    """Rules 3 and 6: an interrupt the asking task made lands once the provider waits.
 
-    class SelfDisposing:
+    The step's order is not seen, so an abort it made wins over its disposal.
+    """
+
+    class InterruptsThenWaits:
         async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-            holder[0].dispose()
-            await asyncio.Event().wait()
-            raise AssertionError
-
-    holder: list[Registration] = []
-
-    async def main() -> None:
-        service = UserInteractionService()
-        registration = service.register_provider(SelfDisposing())
-        holder.append(registration)
-        outcome = await settle(service.ask(one_question()))
-        assert isinstance(outcome, UserInteractionError)
-        assert outcome.code is ErrorCode.PROVIDER_DISPOSED
-
-    run(main())
-
-
-def test_an_abort_from_inside_the_providers_first_step_is_delivered_while_it_waits() -> None:
-    """Rules 3 and 6: an abort made before the provider first suspends still interrupts it."""
-
-    class AbortsThenWaits:
-        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-            controller.abort()
+            if "dispose" in done:
+                holder[0].dispose()
+            if "abort" in done:
+                controller.abort()
             await asyncio.Event().wait()
             raise AssertionError
 
     controller = AbortController()
+    holder: list[Registration] = []
 
     async def main() -> None:
         service = UserInteractionService()
-        service.register_provider(AbortsThenWaits())
+        holder.append(service.register_provider(InterruptsThenWaits()))
         outcome = await settle(service.ask(one_question(signal=controller.signal)))
         assert isinstance(outcome, UserInteractionError)
-        assert outcome.code is ErrorCode.ASK_ABORTED
+        assert outcome.code is code
         task = asyncio.current_task()
         assert task is not None
         assert task.cancelling() == 0  # the service took its own cancellation back
         assert service.pending_count == 0
-
-    run(main())
-
-
-def test_an_abort_and_a_disposal_in_the_providers_first_step_end_it_as_aborted() -> None:
-    """Rule 6: the step's order is not seen, so an abort it made wins over its disposal."""
-
-    class DisposesAbortsWaits:
-        async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
-            holder[0].dispose()
-            controller.abort()
-            await asyncio.Event().wait()
-            raise AssertionError
-
-    controller = AbortController()
-    holder: list[Registration] = []
-
-    async def main() -> None:
-        service = UserInteractionService()
-        holder.append(service.register_provider(DisposesAbortsWaits()))
-        outcome = await settle(service.ask(one_question(signal=controller.signal)))
-        assert isinstance(outcome, UserInteractionError)
-        assert outcome.code is ErrorCode.ASK_ABORTED
 
     run(main())
 

@@ -55,7 +55,7 @@ nitpick_ignore = [
     ("py:class", "dsh_user_interaction_conformance._baseline.BaselineEntry"),
     ("py:class", "dsh_user_interaction_conformance._baseline.FailureForm"),
     ("py:class", "dsh_user_interaction_conformance._store_subject.SQLiteStoreSubject"),
-    ("py:class", "dsh_user_interaction._durable.AgentT"),
+    ("py:class", "dsh_user_interaction._durable._agent.AgentT"),
     # The type variable of run_tool: what the tool's body returns.
     ("py:class", "T"),
 ] + [

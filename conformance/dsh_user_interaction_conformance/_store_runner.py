@@ -21,7 +21,12 @@ from typing import Any, Final, NamedTuple, Protocol, cast
 from hypothesis import settings
 from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.reporting import with_reporter
-from hypothesis.stateful import run_state_machine_as_test
+
+# Hypothesis 6.155 leaves this function's machine factory unannotated; it is cast
+# to a typed protocol below.
+from hypothesis.stateful import (
+    run_state_machine_as_test,  # pyright: ignore[reportUnknownVariableType]
+)
 
 import dsh_user_interaction
 

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-        from ._serve_command import run_serve  # noqa: PLC0415 - imported when used
+        from ._durable._serve_command import run_serve  # noqa: PLC0415 - imported when used
 
         return run_serve(
             parsed.store,

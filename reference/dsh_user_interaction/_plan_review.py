@@ -24,9 +24,9 @@ from typing import Any, Final, cast
 from ._abort import AbortSignal
 from ._checks import is_blank
 from ._deadline import DEADLINE_KEY
+from ._durable._store import ASK_ID_KEY
 from ._errors import ErrorCode
 from ._json import JsonError, read_json, replace_surrogates
-from ._store import ASK_ID_KEY
 from ._tool import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     AskingService,

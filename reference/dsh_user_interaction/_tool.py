@@ -37,8 +37,8 @@ from typing import Any, Final, TypedDict, cast
 from ._abort import AbortSignal
 from ._checks import first_request_violation
 from ._deadline import DEADLINE_KEY, DEFAULT_KEY
+from ._durable._store import ASK_ID_KEY
 from ._json import JsonError, js_stringify, json_path, read_json, replace_surrogates
-from ._store import ASK_ID_KEY
 from ._types import AskingService, AskUserQuestionRequest
 from ._violations import json_type, type_name
 

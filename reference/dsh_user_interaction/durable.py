@@ -8,31 +8,31 @@ several machines); UIs in any process show the store's asks through
 process. See the docs' "Durable asks" page and the spec's section 7.
 """
 
-from ._durable import DurableProvider as DurableProvider
-from ._durable import ask_id_of as ask_id_of
-from ._durable import with_ask_id as with_ask_id
-from ._fan_out import FanOutProvider as FanOutProvider
-from ._relay import ErrorHandler as ErrorHandler
-from ._relay import Principal as Principal
-from ._relay import serve as serve
-from ._sqlite_store import SQLiteStore as SQLiteStore
-from ._store import ASK_ID_KEY as ASK_ID_KEY
-from ._store import SETTLED_STATES as SETTLED_STATES
-from ._store import AskRecord as AskRecord
-from ._store import AskState as AskState
-from ._store import AskStore as AskStore
-from ._store import Outcome as Outcome
-from ._store import Settlement as Settlement
-from ._store import StoredRequest as StoredRequest
-from ._store import decode_json as decode_json
-from ._store import encode_json as encode_json
-from ._store import stored_request as stored_request
-from ._upkeep import expire as expire
-from ._upkeep import export_jsonl as export_jsonl
-from ._upkeep import maintain as maintain
-from ._withdrawn import LostAnswer as LostAnswer
-from ._withdrawn import Withdrawn as Withdrawn
-from ._withdrawn import describe_outcome as describe_outcome
+from ._durable._agent import DurableProvider as DurableProvider
+from ._durable._agent import ask_id_of as ask_id_of
+from ._durable._agent import with_ask_id as with_ask_id
+from ._durable._fan_out import FanOutProvider as FanOutProvider
+from ._durable._relay import ErrorHandler as ErrorHandler
+from ._durable._relay import Principal as Principal
+from ._durable._relay import serve as serve
+from ._durable._sqlite_store import SQLiteStore as SQLiteStore
+from ._durable._store import ASK_ID_KEY as ASK_ID_KEY
+from ._durable._store import SETTLED_STATES as SETTLED_STATES
+from ._durable._store import AskRecord as AskRecord
+from ._durable._store import AskState as AskState
+from ._durable._store import AskStore as AskStore
+from ._durable._store import Outcome as Outcome
+from ._durable._store import Settlement as Settlement
+from ._durable._store import StoredRequest as StoredRequest
+from ._durable._store import decode_json as decode_json
+from ._durable._store import encode_json as encode_json
+from ._durable._store import stored_request as stored_request
+from ._durable._upkeep import expire as expire
+from ._durable._upkeep import export_jsonl as export_jsonl
+from ._durable._upkeep import maintain as maintain
+from ._durable._withdrawn import LostAnswer as LostAnswer
+from ._durable._withdrawn import Withdrawn as Withdrawn
+from ._durable._withdrawn import describe_outcome as describe_outcome
 
 __all__ = [
     "ASK_ID_KEY",

@@ -63,7 +63,7 @@ from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
 from dsh_user_interaction import AskUserQuestionRequest
-from dsh_user_interaction._store import ASK_ID_KEY
+from dsh_user_interaction._durable._store import ASK_ID_KEY
 
 from ._ledger import ProcessLedger, StateLedger
 from ._provider import CURRENT_CALL, ToolCallContext, call_of, tool_call

@@ -63,7 +63,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 
-from dsh_user_interaction._store import (
+from dsh_user_interaction._durable._store import (
     AskRecord,
     AskState,
     Outcome,

@@ -29,10 +29,10 @@ from typing import Final, cast, final
 
 from typing_extensions import TypeVar
 
-from ._deadline import deadline_of, default_answer
-from ._errors import ErrorCode, UserInteractionError
+from .._deadline import deadline_of, default_answer
+from .._errors import ErrorCode, UserInteractionError
+from .._types import AskUserQuestionAnswer, AskUserQuestionRequest
 from ._store import ASK_ID_KEY, AskRecord, AskStore, Outcome, checked_ask_id, stored_request
-from ._types import AskUserQuestionAnswer, AskUserQuestionRequest
 
 __all__ = ["DurableProvider", "ask_id_of", "with_ask_id"]
 

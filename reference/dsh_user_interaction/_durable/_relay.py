@@ -27,11 +27,11 @@ import time
 from collections.abc import Callable
 from typing import Final, TypeAlias, cast
 
-from ._abort import AbortController
-from ._errors import ErrorCode, UserInteractionError
-from ._service import UserInteractionService
+from .._abort import AbortController
+from .._errors import ErrorCode, UserInteractionError
+from .._service import UserInteractionService
+from .._types import AskUserQuestionRequest, UserInteractionProvider
 from ._store import AskRecord, AskStore, Outcome
-from ._types import AskUserQuestionRequest, UserInteractionProvider
 from ._withdrawn import LostAnswer, Withdrawn
 
 __all__ = ["ErrorHandler", "Principal", "serve"]

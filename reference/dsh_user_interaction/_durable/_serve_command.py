@@ -17,16 +17,16 @@ import socket
 import sys
 from collections.abc import AsyncGenerator
 
+from .._types import UserInteractionProvider
 from ._sqlite_store import SQLiteStore
 from ._store import AskStore
-from ._types import UserInteractionProvider
 
 __all__ = ["run_serve"]
 
 
 async def _open_store(where: str, schema: str | None) -> AskStore:
     if where.startswith(("postgresql://", "postgres://")):
-        from .extra.postgres import PostgresStore  # noqa: PLC0415 - the extra is optional
+        from ..extra.postgres import PostgresStore  # noqa: PLC0415 - the extra is optional
 
         if schema is None:
             return await PostgresStore.connect(where)
@@ -40,13 +40,13 @@ async def _open_store(where: str, schema: str | None) -> AskStore:
 @contextlib.asynccontextmanager
 async def _ui(kind: str, port: int) -> AsyncGenerator[UserInteractionProvider]:
     if kind == "web":
-        from .extra.web import WebProvider  # noqa: PLC0415 - the extra is optional
+        from ..extra.web import WebProvider  # noqa: PLC0415 - the extra is optional
 
         async with WebProvider(port=port) as page:
             print(f"Open {page.url} to answer.", file=sys.stderr, flush=True)
             yield page
         return
-    from .extra.terminal import TerminalProvider  # noqa: PLC0415 - the extra is optional
+    from ..extra.terminal import TerminalProvider  # noqa: PLC0415 - the extra is optional
 
     terminal = TerminalProvider()
     try:
@@ -58,7 +58,7 @@ async def _ui(kind: str, port: int) -> AsyncGenerator[UserInteractionProvider]:
 async def _serve(
     where: str, schema: str | None, kind: str, port: int, *, via: str, who: str
 ) -> None:
-    from .durable import serve  # noqa: PLC0415 - the front module, imported when used
+    from ..durable import serve  # noqa: PLC0415 - the front module, imported when used
 
     store = await _open_store(where, schema)
     try:

@@ -22,11 +22,11 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Final, cast, final
 
-from ._abort import AbortController, AbortSignal
-from ._checks import bad_answer, must_violations
-from ._errors import ErrorCode, UserInteractionError
+from .._abort import AbortController, AbortSignal
+from .._checks import bad_answer, must_violations
+from .._errors import ErrorCode, UserInteractionError
+from .._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
 from ._store import Outcome
-from ._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
 from ._withdrawn import LostAnswer, Withdrawn
 
 __all__ = ["FanOutProvider"]

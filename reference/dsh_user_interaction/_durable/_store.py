@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, Protocol, TypeAlias, cast
 
-from ._json import JsonError, read_json
-from ._types import AskUserQuestionAnswer, AskUserQuestionRequest
+from .._json import JsonError, read_json
+from .._types import AskUserQuestionAnswer, AskUserQuestionRequest
 
 __all__ = [
     "ASK_ID_KEY",

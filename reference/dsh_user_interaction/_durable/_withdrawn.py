@@ -10,8 +10,8 @@ won is not dropped silently: it is reported as a :class:`LostAnswer`.
 
 from __future__ import annotations
 
+from .._types import AskUserQuestionAnswer
 from ._store import Outcome
-from ._types import AskUserQuestionAnswer
 
 __all__ = ["LostAnswer", "Withdrawn", "describe_outcome"]
 

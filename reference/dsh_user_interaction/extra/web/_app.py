@@ -74,6 +74,9 @@ class Limits:
     #: POSTs per second each page may keep up, after a burst of :attr:`burst`.
     rate: float = 20.0
     burst: int = 50
+    #: Seconds a connection has to send each request's headers (every request of a
+    #: kept-alive connection too); past it, the connection is closed.
+    header_deadline: float = 10.0
 
 
 @dataclass

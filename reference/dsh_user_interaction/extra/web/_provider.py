@@ -22,7 +22,7 @@ from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRe
 
 from ._app import PAGE_FILES, Limits, Settings, build_app
 from ._board import Board
-from ._protocol import BoundedH11Protocol
+from ._protocol import bounded_protocol
 
 __all__ = ["WebProvider"]
 
@@ -231,7 +231,7 @@ class WebProvider:
             access_log=False,
             lifespan="off",
             ws="websockets-sansio",
-            http=BoundedH11Protocol,
+            http=bounded_protocol(self._settings.limits.header_deadline),
             timeout_graceful_shutdown=1,
             # Past this many requests and sockets at once, uvicorn answers 503; the
             # protocol bounds the connections themselves (see _protocol.py).

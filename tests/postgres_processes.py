@@ -21,12 +21,12 @@ import sys
 from collections.abc import AsyncIterator
 from typing import cast
 
-import psycopg
-
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
+    ErrorCode,
     ScriptedProvider,
+    UserInteractionError,
     UserInteractionService,
     answer_of,
     answer_selected,
@@ -79,7 +79,9 @@ async def agent(dsn: str, schema: str, name: str, count: int) -> None:
                 tries += 1
                 try:
                     answer = await service.ask(request)
-                except psycopg.Error:
+                except UserInteractionError as error:
+                    if error.code is not ErrorCode.STORE_FAILED:
+                        raise
                     await asyncio.sleep(0.05)  # the store failed: ask again, by the same id
                     continue
                 emit({"askId": ask_id, "answer": cast("object", answer), "tries": tries})

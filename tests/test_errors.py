@@ -30,11 +30,11 @@ SUCCESSOR_MESSAGES = {
 
 
 def test_codes_are_the_spec_codes_and_equal_their_names() -> None:
-    """ERR-CODE-1: the eleven codes, each a string equal to its name."""
+    """ERR-CODE-1: the twelve codes, each a string equal to its name."""
     assert {code.value for code in ErrorCode} == {
         "EMPTY_QUESTIONS", "BAD_INTENT", "NO_PROVIDER", "DUPLICATE_PROVIDER", "ASK_ABORTED",
         "ASK_CANCELLED", "BAD_REQUEST", "BAD_ANSWER", "PROVIDER_DISPOSED",
-        "CALLER_NOT_LIVE", "DELEGATED_CALLER",
+        "CALLER_NOT_LIVE", "DELEGATED_CALLER", "STORE_FAILED",
     }  # fmt: skip
     for code in ErrorCode:
         assert code == code.name

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from dsh_user_interaction import AskUserQuestionAnswer
+from dsh_user_interaction import AskUserQuestionAnswer, UserInteractionError
 from dsh_user_interaction.durable import AskRecord, AskStore, Outcome, Settlement, SQLiteStore
 from dsh_user_interaction.extra.postgres import DEFAULT_SCHEMA, PostgresLedger, PostgresStore
 from dsh_user_interaction.extra.postgres._ledger import FORGET_AFTER
@@ -978,7 +978,7 @@ def test_a_store_reconnects_after_its_idle_connection_is_terminated(
     """A store whose idle connection the server ended carries on, on a new one.
 
     Reads, puts and settlements retry; a purge, which cannot know what a lost
-    try deleted, raises ``OperationalError`` once, and the next call reconnects.
+    try deleted, raises ``STORE_FAILED`` once, and the next call reconnects.
     """
 
     async def main() -> None:
@@ -1001,8 +1001,9 @@ def test_a_store_reconnects_after_its_idle_connection_is_terminated(
             await terminate()
             assert (await store.settle("b", Outcome.expired(), settled_at=2.0)).won
             await terminate()
-            with pytest.raises(psycopg.OperationalError):
+            with pytest.raises(UserInteractionError, match="cannot be reached") as failed:
                 await store.purge(settled_before=3.0)
+            assert isinstance(failed.value.__cause__, psycopg.OperationalError)
             assert await store.purge(settled_before=3.0) == 1
             assert [record.ask_id for record in await store.pending()] == ["a"]
 

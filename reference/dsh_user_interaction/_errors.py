@@ -70,6 +70,16 @@ class ErrorCode(enum.StrEnum):
     #: stage as ``CALLER_NOT_LIVE``; the message tells the child to put its
     #: question in its final result. The successor package's code.
     DELEGATED_CALLER = "DELEGATED_CALLER"
+    #: A durable ask's store failed: the database could not be opened, read or
+    #: written (disk full, read-only, locked beyond its wait, server out of
+    #: reach, a corrupt file, a missing directory, a layout of a newer or an
+    #: unknown version). Raised by the stores of section 7 and by ``ask()``
+    #: through a durable provider, never by the service itself; the message
+    #: names the cause in plain words and the database's own error is kept
+    #: as ``__cause__``. Distinct from ``ASK_ABORTED``: nothing ended the ask;
+    #: its outcome is not known here, and it stays pending in the store for
+    #: whoever can reach it (``DUR-FAIL-1``). Not a code of the original.
+    STORE_FAILED = "STORE_FAILED"
 
 
 #: The fixed messages, byte for byte as in the original where it has them.

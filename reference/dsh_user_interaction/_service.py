@@ -238,6 +238,13 @@ class UserInteractionService:
     defaults, honoured unless *enforce_deadlines* is false (a relay's service
     shows a stored ask whose deadline the agent's side keeps).
 
+    *enforce_aborts* (true by default) is whether the service interrupts a
+    pending provider when the request's signal aborts (``SVC-ABORT-1``).
+    Set it, with *enforce_deadlines*, to false only for a provider that ends
+    its asks itself and must not be cut short, such as a durable provider,
+    whose outcome is the one its store records (``POL-LEAVE-1``); a signal
+    already aborted when ``ask()`` is called still raises ``ASK_ABORTED``.
+
     *cancel_grace* (0.25 s by default, at most 1 s) is how long a provider
     whose call was cancelled may take to end it. One still pending then is
     left behind, running on in a task of its own, and the ask settles without
@@ -247,6 +254,7 @@ class UserInteractionService:
     __slots__ = (
         "_calls",
         "_cancel_grace",
+        "_enforce_aborts",
         "_enforce_deadlines",
         "_gate",
         "_observers",
@@ -263,9 +271,11 @@ class UserInteractionService:
         observers: Iterable[AskObserver] = (),
         observer_timeout: float = DEFAULT_OBSERVER_TIMEOUT,
         enforce_deadlines: bool = True,
+        enforce_aborts: bool = True,
     ) -> None:
         self._strict = strict
         self._enforce_deadlines = enforce_deadlines
+        self._enforce_aborts = enforce_aborts
         self._cancel_grace = _checked_grace(cancel_grace)
         if gate is not None and not callable(getattr(gate, "judge", None)):
             msg = f"gate must have a judge(agent) method, got {type(gate).__name__}"
@@ -427,7 +437,8 @@ class UserInteractionService:
             answer = await self._suspended(request, registration, steps, waiting, deadline)
         # Note: the original never checks answers; a strict service does (SVC-STRICT-1).
         if self._strict and (index is None or not fast_answer_accepted(request, answer, index)):
-            if deadline is not None and _replayed_defaults(request, answer, deadline):
+            kept = deadline_of(request) if deadline is None else deadline
+            if kept is not None and _replayed_defaults(request, answer, kept):
                 return answer  # POL-DEFAULT-3: a store's record of this ask's defaults
             violations = must_violations(request, answer)
             if violations:
@@ -453,7 +464,8 @@ class UserInteractionService:
         signal = request.get("signal")
         # Note: the original relies on the provider to notice the signal, so an ask
         # to one that ignores it never settles; here the service stops it (SVC-ABORT-1).
-        remove = signal.add_listener(call.aborted) if signal is not None else None
+        listens = signal is not None and self._enforce_aborts
+        remove = signal.add_listener(call.aborted) if signal is not None and listens else None
         timer = (
             task.get_loop().call_later(deadline - time.time(), call.deadline_passed)
             if deadline is not None
@@ -461,7 +473,7 @@ class UserInteractionService:
         )
         self._calls.add(call)
         # What the first step did before anything was listening (Rule 6).
-        if signal is not None and signal.aborted:
+        if signal is not None and listens and signal.aborted:
             call.aborted(signal)
         elif not registration.active:
             call.stop(ErrorCode.PROVIDER_DISPOSED)

@@ -17,6 +17,25 @@ Design notes:
   call (a service's disposal, the caller's cancellation, a shutdown) leaves
   the stored ask pending, as a crash would: a UI can still answer, and the
   agent that asks again takes the answer (``DUR-ABORT-2``).
+* The provider keeps the request's deadline itself, with a timer of its own
+  (``DUR-DEADLINE-2``).
+* Rule: the agent's outcome is the store's (``DUR-AGREE-1``). An abort or a
+  deadline is *offered* to the store, never assumed: the call ends with the
+  outcome the store holds afterwards, which is the offered one, or a UI's
+  answer or dismissal that was written first. No bound cuts the write
+  short: a store that fails is tried again, with a pause that doubles from
+  50 ms to 1 s, for *store_patience* seconds; then the call raises
+  ``STORE_FAILED`` and the ask stays pending for whoever can reach the
+  store (``DUR-FAIL-2``). A write whose call is cancelled meanwhile is
+  waited for all the same, so that what the store did is known.
+* A service that interrupts its provider itself (the default: it listens to
+  the signal and times the deadline) gives it at most its cancel grace, one
+  second at most, to end the ask; a store slower than that leaves the call
+  behind and the service answers alone, possibly not what the store then
+  records. An agent's service on this provider is therefore built with
+  ``enforce_deadlines=False, enforce_aborts=False`` (``POL-LEAVE-1``): it
+  leaves both to the provider, which never leaves an ask unanswered.
+  The seam's contract is unchanged for every other provider.
 """
 
 from __future__ import annotations
@@ -24,26 +43,40 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Mapping
-from typing import Final, cast, final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Final, TypeVar, cast, final
 
-from typing_extensions import TypeVar
+from typing_extensions import TypeVar as DefaultTypeVar
 
-from .._deadline import deadline_of, default_answer
+from .._deadline import deadline_of, default_answer, is_timeout
 from .._errors import ErrorCode, UserInteractionError
 from .._types import AskUserQuestionAnswer, AskUserQuestionRequest
-from ._store import ASK_ID_KEY, AskRecord, AskStore, Outcome, checked_ask_id, stored_request
+from ._store import (
+    ASK_ID_KEY,
+    AskRecord,
+    AskStore,
+    Outcome,
+    checked_ask_id,
+    checked_time,
+    store_failed,
+    stored_request,
+)
 
-__all__ = ["DurableProvider", "ask_id_of", "with_ask_id"]
+__all__ = ["DEFAULT_STORE_PATIENCE", "DurableProvider", "ask_id_of", "with_ask_id"]
 
-AgentT = TypeVar("AgentT", default=object)
+_T = TypeVar("_T")
 
-#: How long the provider tries to write an abort before giving up on it, in seconds.
-#: Below the service's cancel grace (0.25 s), so a slow store never gets the call left
-#: behind; an abort that could not be written leaves the ask pending, for expiry.
-_SETTLE_BOUND: Final = 0.2
+AgentT = DefaultTypeVar("AgentT", default=object)
+
+#: The first pause before a failed store call is tried again, in seconds; it doubles.
+_FIRST_PAUSE: Final = 0.05
+#: The longest pause between two tries of a failed store call, in seconds.
+_LONGEST_PAUSE: Final = 1.0
+#: How long a failing store is tried again before ``STORE_FAILED``, by default, in seconds.
+DEFAULT_STORE_PATIENCE: Final = 30.0
 
 _ABORTED: Final = object()
+_DEADLINE: Final = object()
 
 
 def _new_ask_id() -> str:
@@ -149,6 +182,14 @@ class DurableProvider:
     answer given meanwhile, waits for the pending ask, or raises what its
     dismissal raised.
 
+    An abort or a deadline ends the ask only as the store records it: the
+    call returns or raises the outcome the store holds (``DUR-AGREE-1``).
+    A store that fails is tried again for *store_patience* seconds (30 by
+    default); then the call raises ``STORE_FAILED`` and the ask stays
+    pending. Register it on a service built with ``enforce_deadlines=False,
+    enforce_aborts=False``, which leaves both to this provider
+    (``POL-LEAVE-1``).
+
     >>> import asyncio, tempfile, os
     >>> from dsh_user_interaction import UserInteractionService
     >>> from dsh_user_interaction.durable import SQLiteStore, Outcome
@@ -170,7 +211,7 @@ class DurableProvider:
     True
     """
 
-    __slots__ = ("_asking", "_clock", "_new_id", "_store", "_via", "_watcher")
+    __slots__ = ("_asking", "_clock", "_new_id", "_patience", "_store", "_via", "_watcher")
 
     def __init__(
         self,
@@ -179,7 +220,13 @@ class DurableProvider:
         via: str | None = None,
         clock: Callable[[], float] = time.time,
         new_ask_id: Callable[[], str] = _new_ask_id,
+        store_patience: float = DEFAULT_STORE_PATIENCE,
     ) -> None:
+        patience = checked_time(store_patience, "store_patience")
+        if patience < 0:
+            msg = f"store_patience must not be negative, got {store_patience!r}"
+            raise ValueError(msg)
+        self._patience = patience
         self._store = store
         self._via = via
         self._clock = clock
@@ -216,7 +263,12 @@ class DurableProvider:
         except ValueError as error:
             raise UserInteractionError(str(error), ErrorCode.BAD_REQUEST) from None
         data[ASK_ID_KEY] = ask_id
-        put = asyncio.ensure_future(self._store.put(ask_id, data, asked_at=self._clock()))
+        asked_at = self._clock()
+        put = asyncio.ensure_future(
+            self._patiently(
+                lambda: self._store.put(ask_id, data, asked_at=asked_at), f"add the ask {ask_id!r}"
+            )
+        )
         try:
             record = await asyncio.shield(put)
         except asyncio.CancelledError:
@@ -242,24 +294,43 @@ class DurableProvider:
         )
         if signal is not None and signal.aborted:
             _resolve(future, _ABORTED)  # aborted while the ask was being written
+        deadline = deadline_of(request)
+        timer = (
+            asyncio.get_running_loop().call_later(
+                max(0.0, deadline - self._clock()), _resolve, future, _DEADLINE
+            )
+            if deadline is not None
+            else None
+        )
         try:
             # Settled between the put and the subscription: the watcher may have passed it.
-            current = await self._store.get(ask_id)
+            current = await self._patiently(
+                lambda: self._store.get(ask_id), f"read the ask {ask_id!r}"
+            )
             if current is not None and not current.pending:
                 _resolve(future, current)
             got = await future
             if got is _ABORTED:
-                raise await self._aborted(ask_id)
+                # DUR-ABORT-1, DUR-AGREE-1: the outcome is what the store records.
+                ended = await self._end(ask_id, Outcome.aborted(via=self._via))
+                if ended.state == "aborted" and signal is not None and is_timeout(signal.reason):
+                    raise UserInteractionError.timed_out_error()  # POL-TIMEOUT-1
+                return outcome_of(ended)
+            if got is _DEADLINE:
+                # DUR-DEADLINE-2, DUR-AGREE-1: the deadline's outcome, once recorded.
+                return outcome_of(await self._end(ask_id, self._deadline_outcome(request)))
             return outcome_of(cast("AskRecord", got))
         except asyncio.CancelledError:
             if signal is not None and signal.aborted:
                 # A service interrupts its provider by cancelling it: write the abort.
-                await self._aborted(ask_id)
+                await self._ended_on_interrupt(ask_id, Outcome.aborted(via=self._via))
             elif self._deadline_passed(request):
                 # DUR-DEADLINE-1: the request's deadline passed; write how it ended.
-                await self._timed_out(ask_id, request)
+                await self._ended_on_interrupt(ask_id, self._deadline_outcome(request))
             raise
         finally:
+            if timer is not None:
+                timer.cancel()
             if remove is not None:
                 remove()
             calls = self._asking[id(request)]
@@ -268,20 +339,84 @@ class DurableProvider:
                 del self._asking[id(request)]
             await self._watcher.unsubscribe(ask_id, future)
 
-    async def _aborted(self, ask_id: str) -> UserInteractionError:
-        """Settle the ask as aborted (if it is still pending) and build the caller's error."""
-        answer: object | None = None
+    async def _patiently(self, call: Callable[[], Awaitable[_T]], doing: str) -> _T:
+        """Run a store *call*; try it again while it fails, for the provider's patience.
+
+        Raises ``STORE_FAILED`` then (``DUR-FAIL-2``), with the last failure as
+        its cause: a store's own ``STORE_FAILED`` as it is, anything else a
+        store raised wrapped, so that no raw database error reaches the
+        caller (``DUR-FAIL-1``).
+        """
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self._patience
+        pause = _FIRST_PAUSE
+        while True:
+            try:
+                return await call()
+            except UserInteractionError as error:
+                if error.code is not ErrorCode.STORE_FAILED:
+                    raise
+                failed = error
+            except Exception as error:  # noqa: BLE001 - a store's error, told as STORE_FAILED
+                failed = store_failed(doing, "the store raised an error", error)
+                failed.__cause__ = error
+            if loop.time() + pause > give_up:
+                raise failed
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, _LONGEST_PAUSE)
+
+    async def _end(self, ask_id: str, outcome: Outcome) -> AskRecord:
+        """Offer *outcome* to the store; return the record it holds then (``DUR-AGREE-1``).
+
+        The settlement is waited for to its end even when this call is
+        cancelled meanwhile (the cancellation is raised after it), so that
+        what the store did is known: it wrote *outcome*, or kept an earlier
+        one, or failed (``STORE_FAILED``).
+        """
+        write = asyncio.ensure_future(
+            self._patiently(lambda: self._settle(ask_id, outcome), f"settle the ask {ask_id!r}")
+        )
+        cancelled = False
+        while True:
+            try:
+                record = await asyncio.shield(write)
+            except asyncio.CancelledError:
+                if write.cancelled():
+                    raise
+                cancelled = True
+                continue
+            if cancelled:
+                raise asyncio.CancelledError
+            return record
+
+    async def _settle(self, ask_id: str, outcome: Outcome) -> AskRecord:
         try:
-            async with asyncio.timeout(_SETTLE_BOUND):
-                settlement = await self._store.settle(
-                    ask_id, Outcome.aborted(via=self._via), settled_at=self._clock()
-                )
-        except TimeoutError:
-            pass  # left pending: a UI may still answer it, and expiry ends it
-        else:
-            if not settlement.won:
-                answer = settlement.record.answer  # answered just before: kept on the error
-        return UserInteractionError.of(ErrorCode.ASK_ABORTED, answer=answer)
+            settlement = await self._store.settle(ask_id, outcome, settled_at=self._clock())
+        except KeyError as error:
+            msg = f"settle the ask {ask_id!r}"
+            raise store_failed(msg, "the store has no such ask any more", error) from error
+        return settlement.record
+
+    async def _ended_on_interrupt(self, ask_id: str, outcome: Outcome) -> None:
+        """End an ask whose call the service interrupted, with *outcome*, as the store records it.
+
+        Returns when the store recorded *outcome* (the service's own ending
+        then says the same); raises the interrupt's error with the answer
+        kept on it when a UI's answer was recorded first, so that the caller
+        keeps it.
+        """
+        try:
+            record = await self._end(ask_id, outcome)
+        except UserInteractionError:
+            return  # STORE_FAILED: left pending, for whoever can reach the store
+        if _is(record, outcome):
+            return
+        kept = record.answer
+        if kept is None:
+            return  # dismissed or ended otherwise first: nothing to keep
+        if outcome.state == "aborted":
+            raise UserInteractionError.of(ErrorCode.ASK_ABORTED, answer=kept) from None
+        raise UserInteractionError.timed_out_error(answer=kept) from None
 
     async def _written_then_ended(
         self, put: asyncio.Future[AskRecord], ask_id: str, request: AskUserQuestionRequest
@@ -289,10 +424,10 @@ class DurableProvider:
         """End, in the store, an ask whose call was interrupted while it was being written.
 
         A plain cancellation cancels the write too, as a crash would end it. An
-        abort, or a deadline that has passed, lets the write finish (within a
-        bound) and then writes how the ask ended; an answer already kept there
-        (a human's, given before the agent came back) is raised on the error,
-        so that the caller keeps it.
+        abort, or a deadline that has passed, lets the write finish and then
+        writes how the ask ended; an answer already kept there (a human's,
+        given before the agent came back) is raised on the error, so that the
+        caller keeps it.
         """
         signal = request.get("signal")
         aborted = signal is not None and signal.aborted
@@ -300,43 +435,22 @@ class DurableProvider:
             put.cancel()
             return
         try:
-            async with asyncio.timeout(_SETTLE_BOUND):
-                await put
-        except (TimeoutError, Exception):  # noqa: BLE001 - not written: nothing to end
-            put.cancel()
+            await put
+        except Exception:  # noqa: BLE001 - not written: nothing to end
             return
-        if aborted:
-            error = await self._aborted(ask_id)
-            if error.answer is not None:
-                raise error from None
-            return
-        await self._timed_out(ask_id, request)
+        outcome = Outcome.aborted(via=self._via) if aborted else self._deadline_outcome(request)
+        await self._ended_on_interrupt(ask_id, outcome)
 
     def _deadline_passed(self, request: AskUserQuestionRequest) -> bool:
         deadline = deadline_of(request)
         return deadline is not None and deadline <= self._clock()
 
-    async def _timed_out(self, ask_id: str, request: AskUserQuestionRequest) -> None:
-        """Settle an ask whose deadline passed: its defaults, or ``expired``.
-
-        When a human's answer is the ask's outcome already (it won the race to
-        the store, or was given while no agent waited), raise the timed-out
-        error with that answer on it, so that the caller keeps it.
-        """
+    def _deadline_outcome(self, request: AskUserQuestionRequest) -> Outcome:
+        """How the request's deadline ends it: its defaults, or ``expired`` (``DUR-DEADLINE-1``)."""
         defaults = default_answer(request)
-        outcome = (
-            Outcome.expired(via=self._via)
-            if defaults is None
-            else Outcome.answered(defaults, via=self._via)
-        )
-        try:
-            async with asyncio.timeout(_SETTLE_BOUND):
-                settlement = await self._store.settle(ask_id, outcome, settled_at=self._clock())
-        except TimeoutError:
-            return  # left pending: expiry ends it
-        kept = settlement.record.answer
-        if not settlement.won and kept is not None and kept != defaults:
-            raise UserInteractionError.timed_out_error(answer=kept) from None
+        if defaults is None:
+            return Outcome.expired(via=self._via)
+        return Outcome.answered(defaults, via=self._via)
 
     def __repr__(self) -> str:
         return f"<DurableProvider store={self._store!r}>"
@@ -345,3 +459,8 @@ class DurableProvider:
 def _resolve(future: asyncio.Future[object], value: object) -> None:
     if not future.done():
         future.set_result(value)
+
+
+def _is(record: AskRecord, outcome: Outcome) -> bool:
+    """Whether *record* was settled with *outcome* (this call's, or the same offered before)."""
+    return record.state == outcome.state and record.answer == outcome.answer

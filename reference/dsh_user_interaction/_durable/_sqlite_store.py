@@ -18,6 +18,18 @@ Design notes:
   polls the change sequence, every *poll_interval* seconds (50 ms by
   default); a change made through the same store object wakes its watchers
   at once.
+* The layout's version is the file's ``PRAGMA user_version``
+  (``DUR-LAYOUT-1``): written when the tables are created, read at every
+  opening. A file of layout 0 (the tables of version 1.x of this package,
+  which wrote no version) is checked and stamped in one transaction; a
+  newer version, or tables that are not the layout their version names (a
+  renamed column, say), are refused at the opening with ``STORE_FAILED``,
+  never at the first write.
+* Every error of the database is raised as ``STORE_FAILED`` naming its
+  cause in plain words (``DUR-FAIL-1``): a full disk, a read-only file or
+  file system, a lock held longer than *lock_timeout*, a missing directory,
+  a corrupt file. A write that fails is rolled back first, and the rollback
+  never hides the write's own error.
 """
 
 from __future__ import annotations
@@ -32,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Final, TypeVar, cast, final
 
+from .._errors import UserInteractionError
 from ._store import (
     AskRecord,
     AskState,
@@ -42,11 +55,31 @@ from ._store import (
     checked_time,
     decode_json,
     encode_json,
+    store_failed,
 )
 
-__all__ = ["SQLiteStore"]
+__all__ = ["LAYOUT_VERSION", "SQLiteStore"]
 
 _T = TypeVar("_T")
+
+#: The version of the tables' layout this store reads and writes (``PRAGMA user_version``).
+LAYOUT_VERSION: Final = 1
+
+#: Each table of the layout, with its columns in order.
+_LAYOUT: Final[dict[str, tuple[str, ...]]] = {
+    "dsh_asks": (
+        "ask_id",
+        "request",
+        "asked_at",
+        "seq",
+        "state",
+        "answer",
+        "principal",
+        "via",
+        "settled_at",
+    ),
+    "dsh_meta": ("key", "value"),
+}
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS dsh_asks (
@@ -64,7 +97,7 @@ CREATE INDEX IF NOT EXISTS dsh_asks_by_seq ON dsh_asks (seq);
 CREATE INDEX IF NOT EXISTS dsh_asks_pending ON dsh_asks (seq) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS dsh_asks_settled ON dsh_asks (settled_at) WHERE state != 'pending';
 CREATE TABLE IF NOT EXISTS dsh_meta (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO dsh_meta (key, value) VALUES ('seq', 0);
+INSERT OR IGNORE INTO dsh_meta (key, value) VALUES ('seq', 0)
 """
 
 _SELECT_ONE: Final = (
@@ -115,6 +148,12 @@ class SQLiteStore:
     several: each is one connection. Close each with :meth:`close` (or use
     it as an ``async with`` block).
 
+    *lock_timeout* is how long a write waits for another connection's lock
+    (30 s by default) before it raises ``STORE_FAILED``. Opening a file that
+    cannot be used (a missing directory, a corrupt file, a read-only file
+    or file system, a layout of a newer version) raises ``STORE_FAILED``
+    at once, naming the cause.
+
     >>> import asyncio, tempfile, os
     >>> async def main(path):
     ...     async with SQLiteStore(path) as store:
@@ -126,32 +165,55 @@ class SQLiteStore:
     (True, 'cancelled')
     """
 
-    __slots__ = ("_closed", "_connection", "_executor", "_lock", "_path", "_poll", "_wake")
+    __slots__ = (
+        "_closed",
+        "_connection",
+        "_executor",
+        "_lock",
+        "_lock_timeout",
+        "_path",
+        "_poll",
+        "_wake",
+    )
 
-    def __init__(self, path: str | os.PathLike[str], *, poll_interval: float = 0.05) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        poll_interval: float = 0.05,
+        lock_timeout: float = 30.0,
+    ) -> None:
         poll = checked_time(poll_interval, "poll_interval")
         if poll <= 0:
             msg = f"poll_interval must be positive, got {poll_interval!r}"
             raise ValueError(msg)
+        wait = checked_time(lock_timeout, "lock_timeout")
+        if wait < 0:
+            msg = f"lock_timeout must not be negative, got {lock_timeout!r}"
+            raise ValueError(msg)
         self._path = Path(path)
         self._poll = poll
+        self._lock_timeout = wait
         self._closed = False
         self._lock = threading.Lock()
+        try:
+            # isolation_level=None: no implicit transactions; each write opens its own.
+            connection = sqlite3.connect(
+                self._path, timeout=wait, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise self._failed(f"open {str(self._path)!r}", error) from error
+        try:
+            _open(connection)
+        except sqlite3.Error as error:
+            connection.close()
+            raise self._failed(f"open {str(self._path)!r}", error) from error
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-sqlite-store")
         self._wake: set[asyncio.Event] = set()
-        # isolation_level=None: no implicit transactions; each write opens its own.
-        self._connection = sqlite3.connect(
-            self._path, timeout=30.0, isolation_level=None, check_same_thread=False
-        )
-        try:
-            self._connection.execute("PRAGMA journal_mode=WAL")
-            self._connection.execute("PRAGMA synchronous=FULL")
-            self._connection.execute("PRAGMA busy_timeout=30000")
-            self._connection.executescript(_SCHEMA)
-        except BaseException:
-            self._connection.close()
-            self._executor.shutdown(wait=False)
-            raise
 
     @property
     def path(self) -> Path:
@@ -164,16 +226,23 @@ class SQLiteStore:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    async def _run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    async def _run(self, work: Callable[[sqlite3.Connection], _T], doing: str) -> _T:
         if self._closed:
             msg = "the store is closed"
             raise RuntimeError(msg)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._locked, work)
+        return await loop.run_in_executor(self._executor, self._locked, work, doing)
 
-    def _locked(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    def _locked(self, work: Callable[[sqlite3.Connection], _T], doing: str) -> _T:
         with self._lock:
-            return work(self._connection)
+            try:
+                return work(self._connection)
+            except sqlite3.Error as error:
+                raise self._failed(doing, error) from error
+
+    def _failed(self, doing: str, error: sqlite3.Error) -> UserInteractionError:
+        """*error* as ``STORE_FAILED``, its cause in plain words (``DUR-FAIL-1``)."""
+        return store_failed(doing, _reason(error, self._path, self._lock_timeout), error)
 
     def _changed(self) -> None:
         for event in self._wake:
@@ -201,11 +270,11 @@ class SQLiteStore:
                 )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
             return True, AskRecord(ask_id, cast("StoredRequest", decode_json(text)), when, seq)
 
-        added, record = await self._run(work)
+        added, record = await self._run(work, f"add the ask {ask_id!r}")
         if added:
             self._changed()
         return record
@@ -213,12 +282,16 @@ class SQLiteStore:
     async def get(self, ask_id: str) -> AskRecord | None:
         """The record of *ask_id*, or ``None``."""
         key = encode_json(ask_id)
-        row = await self._run(lambda db: db.execute(_SELECT_ONE, (key,)).fetchone())
+        row = await self._run(
+            lambda db: db.execute(_SELECT_ONE, (key,)).fetchone(), f"read the ask {ask_id!r}"
+        )
         return None if row is None else _record(row)
 
     async def pending(self) -> list[AskRecord]:
         """Every pending ask, oldest first."""
-        rows = await self._run(lambda db: db.execute(_SELECT_PENDING).fetchall())
+        rows = await self._run(
+            lambda db: db.execute(_SELECT_PENDING).fetchall(), "read the pending asks"
+        )
         return [_record(row) for row in rows]
 
     async def settle(self, ask_id: str, outcome: Outcome, *, settled_at: float) -> Settlement:
@@ -249,19 +322,21 @@ class SQLiteStore:
             except KeyError:
                 raise
             except BaseException:
-                db.execute("ROLLBACK")
+                _rollback(db)
                 raise
             settled = (*row[:3], seq, outcome.state, answer, principal, via, when)
             return Settlement(won=True, record=_record(cast("_Row", settled)))
 
-        settlement = await self._run(work)
+        settlement = await self._run(work, f"settle the ask {ask_id!r}")
         if settlement.won:
             self._changed()
         return settlement
 
     async def changes(self, after: int) -> list[AskRecord]:
         """The records changed after change number *after*, in change order."""
-        rows = await self._run(lambda db: db.execute(_SELECT_CHANGES, (after,)).fetchall())
+        rows = await self._run(
+            lambda db: db.execute(_SELECT_CHANGES, (after,)).fetchall(), "read the changes"
+        )
         return [_record(row) for row in rows]
 
     async def watch(self, after: int = 0) -> AsyncIterator[AskRecord]:
@@ -289,7 +364,9 @@ class SQLiteStore:
     async def records(self, *, settled_after: float | None = None) -> list[AskRecord]:
         """The settled records, oldest settlement first."""
         since = float("-inf") if settled_after is None else checked_time(settled_after, "after")
-        rows = await self._run(lambda db: db.execute(_SELECT_SETTLED, (since,)).fetchall())
+        rows = await self._run(
+            lambda db: db.execute(_SELECT_SETTLED, (since,)).fetchall(), "read the audit record"
+        )
         return [_record(row) for row in rows]
 
     async def purge(self, *, settled_before: float) -> int:
@@ -302,7 +379,7 @@ class SQLiteStore:
             )
             return cursor.rowcount
 
-        return await self._run(work)
+        return await self._run(work, "purge the settled asks")
 
     async def close(self) -> None:
         """Close the connection; the file stays. Closing twice does nothing."""
@@ -310,7 +387,7 @@ class SQLiteStore:
             return
         self._closed = True
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._locked, _close)
+        await loop.run_in_executor(self._executor, self._locked, _close, "close the store")
         self._executor.shutdown(wait=True)
         self._changed()
 
@@ -327,3 +404,137 @@ def _next_seq(db: sqlite3.Connection) -> int:
     row = db.execute("UPDATE dsh_meta SET value = value + 1 WHERE key = 'seq' RETURNING value")
     value = row.fetchone()
     return int(value[0])
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """End a failed write's transaction, if SQLite has not already (a full disk ends it).
+
+    Never raises: the write's own error is the one to tell.
+    """
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
+def _open(db: sqlite3.Connection) -> None:
+    """Prepare a new connection, and create, check or migrate the layout (``DUR-LAYOUT-1``)."""
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    if _user_version(db) == LAYOUT_VERSION:
+        _check_layout(db, LAYOUT_VERSION)
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        # Read again under the write lock: another process may have just created it.
+        version = _user_version(db)
+        if version > LAYOUT_VERSION:
+            raise _newer(version)
+        if version == 0 and not _tables(db):
+            for statement in _SCHEMA.split(";"):
+                db.execute(statement)
+        else:
+            # Layout 0: the tables of 1.x, without a version. They are layout 1's.
+            _check_layout(db, version)
+        db.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        _rollback(db)
+        raise
+
+
+class _LayoutError(sqlite3.DatabaseError):
+    """The file's tables are not a layout this store knows; the message says how."""
+
+
+def _newer(version: int) -> _LayoutError:
+    return _LayoutError(
+        f"the file's layout is version {version}, newer than the version"
+        f" {LAYOUT_VERSION} this package reads; open it with a newer dsh-user-interaction"
+    )
+
+
+def _user_version(db: sqlite3.Connection) -> int:
+    row = db.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def _tables(db: sqlite3.Connection) -> set[str]:
+    rows = db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'").fetchall()
+    return {str(row[0]) for row in rows} & set(_LAYOUT)
+
+
+def _check_layout(db: sqlite3.Connection, version: int) -> None:
+    """Raise :class:`_LayoutError` unless the tables are the layout of *version* (0 or 1)."""
+    if version > LAYOUT_VERSION:
+        raise _newer(version)
+    for table, columns in _LAYOUT.items():
+        found = tuple(str(row[1]) for row in db.execute(f"PRAGMA table_info({table})"))
+        if found != columns:
+            msg = (
+                f"the file's table {table} has the columns {list(found)}, not"
+                f" {list(columns)} of layout version {version}: it was changed by hand"
+                " or by another program, and this store does not use it"
+            )
+            raise _LayoutError(msg)
+    if db.execute("SELECT value FROM dsh_meta WHERE key = 'seq'").fetchone() is None:
+        msg = "the file's dsh_meta table has no change counter (its 'seq' row)"
+        raise _LayoutError(msg)
+
+
+#: The SQLite errors whose cause a plain sentence names, by their primary code's name.
+_REASONS: Final[dict[str, str]] = {
+    "SQLITE_FULL": "the disk is full",
+    "SQLITE_CORRUPT": "the database file is corrupt",
+    "SQLITE_NOTADB": "the file is not an SQLite database, or is corrupt",
+    "SQLITE_IOERR": "the disk failed to read or write",
+    "SQLITE_PERM": "permission to the database file is denied",
+}
+
+
+def _reason(error: sqlite3.Error, path: Path, lock_timeout: float) -> str:
+    """The cause of *error* in plain words, for ``STORE_FAILED``."""
+    if isinstance(error, _LayoutError):
+        return str(error)
+    name = str(getattr(error, "sqlite_errorname", "") or "")
+    primary = "_".join(name.split("_")[:2])
+    if primary in {"SQLITE_BUSY", "SQLITE_LOCKED"}:
+        return (
+            f"the database is locked by another connection for longer than"
+            f" lock_timeout ({lock_timeout:g} s)"
+        )
+    if primary == "SQLITE_READONLY":
+        return _read_only(path) or "the database is read-only"
+    if primary == "SQLITE_CANTOPEN":
+        return _cannot_open(path)
+    if primary in _REASONS:
+        return _REASONS[primary]
+    if "disk is full" in str(error):
+        return "the disk is full"
+    return "the database refused the operation"
+
+
+def _cannot_open(path: Path) -> str:
+    folder = path.parent
+    if not folder.exists():
+        return f"the directory {str(folder)!r} does not exist"
+    if not folder.is_dir():
+        return f"{str(folder)!r} is not a directory"
+    if path.is_dir():
+        return f"{str(path)!r} is a directory"
+    return _read_only(path) or "the file cannot be opened (permission denied?)"
+
+
+def _read_only(path: Path) -> str | None:
+    """Why *path* cannot be written, when it is plainly read-only; else ``None``."""
+    where = path if path.exists() else path.parent
+    try:
+        flags = os.statvfs(where).f_flag
+    except OSError:
+        return None
+    if flags & os.ST_RDONLY:
+        return f"the file system holding {str(path)!r} is mounted read-only"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"the file {str(path)!r} is read-only"
+    if not os.access(path.parent, os.W_OK):
+        return f"the directory {str(path.parent)!r} is read-only (SQLite writes beside the file)"
+    return None

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, Protocol, TypeAlias, cast
 
+from .._errors import ErrorCode, UserInteractionError
 from .._json import JsonError, read_json
 from .._types import AskUserQuestionAnswer, AskUserQuestionRequest
 
@@ -34,6 +35,7 @@ __all__ = [
     "StoredRequest",
     "decode_json",
     "encode_json",
+    "store_failed",
     "stored_request",
 ]
 
@@ -167,6 +169,14 @@ class AskStore(Protocol):
     Every method may be called from several tasks at once, and several
     stores (in several processes, or on several machines) may open the same
     data: each method is atomic across all of them.
+
+    A store whose database fails (disk full, read-only, locked beyond its
+    wait, out of reach, corrupt, of another layout) raises
+    :class:`~dsh_user_interaction.UserInteractionError` with the code
+    ``STORE_FAILED``, the database's own error as its ``__cause__`` and the
+    cause named in its message (``DUR-FAIL-1``); a write that raised it may
+    or may not have been kept, and trying it again is safe (a put is
+    put-if-absent, a settlement compare-and-set).
     """
 
     async def put(self, ask_id: str, request: StoredRequest, *, asked_at: float) -> AskRecord:
@@ -289,3 +299,26 @@ def checked_ask_id(value: object) -> str:
         msg = f"the ask id ({ASK_ID_KEY}) must not be empty"
         raise ValueError(msg)
     return value
+
+
+def store_failed(doing: str, reason: str, cause: BaseException) -> UserInteractionError:
+    """The ``STORE_FAILED`` error of a store that failed while *doing* something (``DUR-FAIL-1``).
+
+    *reason* names the cause in plain words; the database's own words follow.
+    Raise it ``from`` *cause*, so that the cause is kept as ``__cause__``.
+
+    >>> error = store_failed("settle the ask 'a'", "the disk is full", OSError("no space"))
+    >>> error.code
+    <ErrorCode.STORE_FAILED: 'STORE_FAILED'>
+    >>> print(error)
+    the ask store could not settle the ask 'a': the disk is full (OSError: no space)
+    """
+    detail = str(cause).strip().splitlines()
+    if detail and detail[0] in reason:
+        return UserInteractionError(
+            f"the ask store could not {doing}: {reason}", ErrorCode.STORE_FAILED
+        )
+    words = f"{type(cause).__name__}: {detail[0]}" if detail else type(cause).__name__
+    return UserInteractionError(
+        f"the ask store could not {doing}: {reason} ({words})", ErrorCode.STORE_FAILED
+    )

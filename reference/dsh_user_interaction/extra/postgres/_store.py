@@ -46,6 +46,16 @@ Design notes:
 * One connection a store for everything else, used by one call at a time (an
   :class:`asyncio.Lock`), so a store is safe to share between tasks of one
   event loop. Open one store a process, or several for parallel writes.
+* The layout's version is ``meta``'s ``layout`` row (``DUR-LAYOUT-1``),
+  written with the tables and read, with the tables' columns, the first
+  time a store object connects: a newer version, a missing one, or tables
+  that are not the layout their version names (a renamed column, say) are
+  refused then with ``STORE_FAILED``, never at the first write. Layout 1 is
+  the only one so far, so there is nothing yet to migrate.
+* Every error of the database is raised as ``STORE_FAILED`` naming its
+  cause in plain words (``DUR-FAIL-1``): a server out of reach or a
+  connection lost twice, a full disk, a read-only database, a lock not
+  granted, a permission refused.
 """
 
 from __future__ import annotations
@@ -73,9 +83,11 @@ from dsh_user_interaction._durable._store import (
     checked_time,
     decode_json,
     encode_json,
+    store_failed,
 )
+from dsh_user_interaction._errors import UserInteractionError
 
-__all__ = ["DEFAULT_SCHEMA", "PostgresStore", "open_connection"]
+__all__ = ["DEFAULT_SCHEMA", "LAYOUT_VERSION", "PostgresStore", "open_connection"]
 
 _T = TypeVar("_T")
 _Connection = psycopg.AsyncConnection[TupleRow]
@@ -83,8 +95,25 @@ _Connection = psycopg.AsyncConnection[TupleRow]
 #: The schema a store keeps its tables in, unless told otherwise.
 DEFAULT_SCHEMA: Final = "dsh_user_interaction"
 
-#: The version of the tables' layout, kept in ``meta`` for later migrations.
-_LAYOUT_VERSION: Final = 1
+#: The version of the tables' layout this store reads and writes, kept in ``meta``.
+LAYOUT_VERSION: Final = 1
+
+#: Each table of the layout, with its columns in order.
+_LAYOUT: Final[dict[str, tuple[str, ...]]] = {
+    "asks": (
+        "ask_id",
+        "request",
+        "asked_at",
+        "seq",
+        "state",
+        "answer",
+        "principal",
+        "via",
+        "settled_at",
+        "settle_token",
+    ),
+    "meta": ("key", "value"),
+}
 
 #: The first key of the advisory lock taken while creating the tables; the
 #: second is the hash of the schema's name.
@@ -231,9 +260,9 @@ class PostgresStore:
     ) -> PostgresStore:
         """Connect to the database of *conninfo*, creating the tables in *schema* if absent.
 
-        Raises :class:`psycopg.OperationalError` when the server cannot be
-        reached, and :class:`TypeError` or :class:`ValueError` for a bad
-        argument.
+        Raises ``STORE_FAILED`` when the server cannot be reached or the
+        tables are of another layout (``DUR-LAYOUT-1``), and
+        :class:`TypeError` or :class:`ValueError` for a bad argument.
         """
         store = cls(conninfo, schema=schema, poll_interval=poll_interval)
         await store.open()
@@ -252,7 +281,10 @@ class PostgresStore:
     async def open(self) -> None:
         """Connect now, and create the tables if absent; the first call of any method does too."""
         async with self._lock:
-            await self._connected()
+            try:
+                await self._connected()
+            except (psycopg.Error, _LayoutError) as error:
+                raise _failed("open the store", error) from error
 
     async def __aenter__(self) -> PostgresStore:
         await self.open()
@@ -273,6 +305,7 @@ class PostgresStore:
             try:
                 if not self._ready:
                     await _create_tables(connection, self._schema)
+                    await _check_layout(connection, self._schema)
                     self._ready = True
             except BaseException:
                 await connection.close()
@@ -280,17 +313,25 @@ class PostgresStore:
             self._connection = connection
         return connection
 
-    async def _run(self, work: Callable[[_Connection], Awaitable[_T]], *, retry: bool = True) -> _T:
-        """Run *work* on the connection, alone; once more on a new one if it was lost."""
+    async def _run(
+        self, work: Callable[[_Connection], Awaitable[_T]], doing: str, *, retry: bool = True
+    ) -> _T:
+        """Run *work* on the connection, alone; once more on a new one if it was lost.
+
+        A database error is raised as ``STORE_FAILED`` (``DUR-FAIL-1``).
+        """
         async with self._lock:
-            if retry:
-                connection = await self._connected()
-                try:
-                    return await _attempt(work, connection)
-                except psycopg.OperationalError:
-                    if not _lost(connection):
-                        raise
-            return await _attempt(work, await self._connected())
+            try:
+                if retry:
+                    connection = await self._connected()
+                    try:
+                        return await _attempt(work, connection)
+                    except psycopg.OperationalError:
+                        if not _lost(connection):
+                            raise
+                return await _attempt(work, await self._connected())
+            except (psycopg.Error, _LayoutError) as error:
+                raise _failed(doing, error) from error
 
     def _changed(self) -> None:
         for event in self._wake:
@@ -317,7 +358,7 @@ class PostgresStore:
                 # Another store added the ask since the read above: read its
                 # record (or, if it was purged meanwhile, add the ask after all).
 
-        added, row = await self._run(work)
+        added, row = await self._run(work, f"add the ask {ask_id!r}")
         if added:
             self._changed()
         return _record(row)
@@ -330,12 +371,12 @@ class PostgresStore:
         async def work(db: _Connection) -> TupleRow | None:
             return await (await db.execute(query, (key,))).fetchone()
 
-        row = await self._run(work)
+        row = await self._run(work, f"read the ask {ask_id!r}")
         return None if row is None else _record(row)
 
     async def pending(self) -> list[AskRecord]:
         """Every pending ask, oldest first."""
-        return await self._select(self._queries.pending, ())
+        return await self._select(self._queries.pending, (), "read the pending asks")
 
     async def settle(self, ask_id: str, outcome: Outcome, *, settled_at: float) -> Settlement:
         """Settle *ask_id* with *outcome* if it is pending; the first settlement wins.
@@ -369,14 +410,14 @@ class PostgresStore:
             # its connection was lost, so this call is the one that won.
             return row[9] == token, row
 
-        won, row = await self._run(work)
+        won, row = await self._run(work, f"settle the ask {ask_id!r}")
         if won:
             self._changed()
         return Settlement(won=won, record=_record(row))
 
     async def changes(self, after: int) -> list[AskRecord]:
         """The records changed after change number *after*, in change order."""
-        return await self._select(self._queries.changes, (after,))
+        return await self._select(self._queries.changes, (after,), "read the changes")
 
     async def watch(self, after: int = 0) -> AsyncIterator[AskRecord]:
         """Yield each record that changes after *after*, as it changes.
@@ -397,8 +438,10 @@ class PostgresStore:
                 event.clear()
                 try:
                     changed = await self.changes(cursor)
-                except psycopg.OperationalError:
-                    # The read was already tried again on a new connection.
+                except UserInteractionError as error:
+                    if not isinstance(error.__cause__, psycopg.OperationalError):
+                        raise
+                    # Out of reach: the read was already tried again on a new connection.
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, self._poll)
                     continue
@@ -445,16 +488,16 @@ class PostgresStore:
     async def records(self, *, settled_after: float | None = None) -> list[AskRecord]:
         """The settled records, oldest settlement first."""
         if settled_after is None:
-            return await self._select(self._queries.records, ())
+            return await self._select(self._queries.records, (), "read the audit record")
         since = checked_time(settled_after, "after")
-        return await self._select(self._queries.records_after, (since,))
+        return await self._select(self._queries.records_after, (since,), "read the audit record")
 
     async def purge(self, *, settled_before: float) -> int:
         """Delete the records settled before *settled_before*; return how many.
 
         Not retried when the connection drops (a second try could not count
-        what the first one deleted): the error propagates, and the next call
-        reconnects.
+        what the first one deleted): it raises ``STORE_FAILED``, and the next
+        call reconnects.
         """
         before = checked_time(settled_before, "settled_before")
         query = self._queries.purge
@@ -463,7 +506,7 @@ class PostgresStore:
             cursor = await db.execute(query, (before,))
             return cursor.rowcount
 
-        return await self._run(work, retry=False)
+        return await self._run(work, "purge the settled asks", retry=False)
 
     async def close(self) -> None:
         """Close the connections; the data stays. Closing twice does nothing."""
@@ -481,11 +524,13 @@ class PostgresStore:
                 await connection.close()
         self._changed()
 
-    async def _select(self, query: sql.Composed, params: tuple[object, ...]) -> list[AskRecord]:
+    async def _select(
+        self, query: sql.Composed, params: tuple[object, ...], doing: str
+    ) -> list[AskRecord]:
         async def work(db: _Connection) -> list[TupleRow]:
             return await (await db.execute(query, params)).fetchall()
 
-        return [_record(row) for row in await self._run(work)]
+        return [_record(row) for row in await self._run(work, doing)]
 
     def __repr__(self) -> str:
         # Never the connection string: it may hold a password.
@@ -568,7 +613,7 @@ async def _create_tables(db: _Connection, schema: str) -> None:
         for statement in _CREATE:
             await db.execute(
                 sql.SQL(statement).format(
-                    schema=sql.Identifier(schema), layout=sql.Literal(_LAYOUT_VERSION)
+                    schema=sql.Identifier(schema), layout=sql.Literal(LAYOUT_VERSION)
                 )
             )
 
@@ -614,3 +659,70 @@ async def _write(
             return written
     except _Unchanged:
         return None
+
+
+class _LayoutError(Exception):
+    """The schema's tables are not a layout this store knows; the message says how."""
+
+
+async def _check_layout(db: _Connection, schema: str) -> None:
+    """Raise :class:`_LayoutError` unless *schema* holds this layout (``DUR-LAYOUT-1``)."""
+    columns = (
+        "SELECT column_name FROM information_schema.columns"
+        " WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position"
+    )
+    meta = sql.SQL("SELECT value FROM {schema}.meta WHERE key = %s").format(
+        schema=sql.Identifier(schema)
+    )
+    for table in ("meta", "asks"):
+        rows = await (await db.execute(columns, (schema, table))).fetchall()
+        found = tuple(str(row[0]) for row in rows)
+        if table == "meta" and found == _LAYOUT["meta"]:
+            row = await (await db.execute(meta, ("layout",))).fetchone()
+            if row is None:
+                msg = f"the schema {schema!r} has no layout version (meta's 'layout' row)"
+                raise _LayoutError(msg)
+            if int(row[0]) > LAYOUT_VERSION:
+                msg = (
+                    f"the schema {schema!r} has the layout version {int(row[0])}, newer than"
+                    f" the version {LAYOUT_VERSION} this package reads;"
+                    " open it with a newer dsh-user-interaction"
+                )
+                raise _LayoutError(msg)
+            if int(row[0]) < 1:
+                msg = f"the schema {schema!r} has the unknown layout version {int(row[0])}"
+                raise _LayoutError(msg)
+            if await (await db.execute(meta, ("seq",))).fetchone() is None:
+                msg = f"the schema {schema!r} has no change counter (meta's 'seq' row)"
+                raise _LayoutError(msg)
+        elif found != _LAYOUT[table]:
+            msg = (
+                f"the table {schema}.{table} has the columns {list(found)}, not"
+                f" {list(_LAYOUT[table])} of layout version {LAYOUT_VERSION}: it was changed"
+                " by hand or by another program, and this store does not use it"
+            )
+            raise _LayoutError(msg)
+
+
+def _failed(doing: str, error: psycopg.Error | _LayoutError) -> UserInteractionError:
+    """*error* as ``STORE_FAILED``, its cause in plain words (``DUR-FAIL-1``)."""
+    return store_failed(doing, _reason(error), error)
+
+
+def _reason(error: psycopg.Error | _LayoutError) -> str:
+    """The cause of *error* in plain words."""
+    if isinstance(error, _LayoutError):
+        return str(error)
+    if isinstance(error, psycopg.errors.DiskFull):
+        return "the database server's disk is full"
+    if isinstance(error, psycopg.errors.ReadOnlySqlTransaction):
+        return "the database is read-only (a standby, or read-only transactions by default)"
+    if isinstance(error, (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled)):
+        return "the database is locked: a lock was not granted in time"
+    if isinstance(error, psycopg.errors.InsufficientPrivilege):
+        return "the database refused the store's user the permission"
+    if isinstance(error, (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn)):
+        return "the store's tables are not the layout this package writes"
+    if isinstance(error, psycopg.OperationalError):
+        return "the database server cannot be reached, or the connection to it was lost"
+    return "the database refused the operation"

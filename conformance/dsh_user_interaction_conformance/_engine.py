@@ -34,6 +34,16 @@ that is not plainly CPU-bound is confirmed by running the example a second
 time. A stall judged ``starved`` fails nothing and stops nothing; every
 judgement is kept for the report (:class:`StallRecord`).
 
+Rule 3b: never a green the machine did not earn. A stall the numbers
+cannot call blocked or starved (``unsure``: the loop's thread waited for a
+CPU, and was preempted too often to say the waits were the machine's
+alone) is looked at again by running the example a second time:
+blocked there, it fails; gone, or starved there, it passes; unsure again,
+the machine gave the loop's thread too little CPU to tell, and the loop
+requirement is ``untested`` with that reason (a ``MUST``: the run fails).
+A correct subject is never failed for the machine's load, and a blocking
+one is never passed for it.
+
 Rule 4: a set-up error is not a verdict. A factory that raises, or returns
 the wrong kind of object, stops the whole run with :class:`SetupError`.
 """
@@ -337,7 +347,8 @@ class StallRecord:
     stall: Stall
     judged: Judged
     #: What decided it: ``"schedstat"`` (the time the thread waited for a CPU),
-    #: ``"cpu-time"``, ``"second-run"`` or ``"abandoned"``.
+    #: ``"cpu-time"``, ``"second-run"`` or ``"abandoned"``. A record judged
+    #: ``"unsure"`` is one the second run could not tell either (Rule 3b).
     by: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -354,6 +365,8 @@ class StallRecord:
             "waiting": rounded(self.stall.waiting),
             "collecting": rounded(self.stall.collecting),
             "others": rounded(self.stall.others),
+            "started": rounded(self.stall.started),
+            "preempted": self.stall.preempted,
             "judged": self.judged,
             "by": self.by,
         }
@@ -378,6 +391,9 @@ class CheckOutcome:
     seconds: float = 0.0
     #: Every stall longer than the stall limit, and how it was judged (Rule 3a).
     stalls: list[StallRecord] = field(default_factory=list[StallRecord])
+    #: Requirements an example could not judge for the machine's load (Rule 3b),
+    #: with why: reported ``untested`` unless they failed.
+    untold: dict[str, str] = field(default_factory=dict[str, str])
 
 
 @dataclass
@@ -638,6 +654,8 @@ class _Attempt:
     first_failure: float | None = None
     hung: str | None = None
     stalls: list[StallRecord] = field(default_factory=list[StallRecord])
+    #: Requirements an example could not judge for the machine's load (Rule 3b), with why.
+    untold: dict[str, str] = field(default_factory=dict[str, str])
 
 
 @functools.cache
@@ -865,6 +883,9 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         )
         attempt.stalls.extend(judged)
         blocked = next((record for record in judged if record.judged == "blocked"), None)
+        unsure = next((record for record in judged if record.judged == "unsure"), None)
+        if blocked is None and unsure is not None:
+            attempt.untold.setdefault(LOOP_REQUIREMENT[kind], _untold_message(unsure))
         if blocked is not None:
             problems.insert(0, (LOOP_REQUIREMENT[kind], _blocked_message(blocked)))
             # A blocked loop costs its whole stall again in every further try: not shrunk.
@@ -1000,12 +1021,19 @@ def _judge_stalls(
     run_again: Callable[[], list[tuple[str, Stall, Judged | None]]],
     label: str,
 ) -> list[StallRecord]:
-    """Judge an example's stalls; the unsure ones by running the example again (Rule 3a)."""
+    """Judge an example's stalls; the unsure ones by running the example again (Rules 3a, 3b).
+
+    Without the waits (``None``), a stall that recurs is blocked. With them
+    (``unsure``), a stall blocked in the second run is blocked, one that is
+    gone or starved there is starved, and one unsure again stays unsure.
+    """
     records: list[StallRecord] = []
     unsure: list[tuple[str, Stall]] = []
+    told = True
     for where, stall, verdict in found:
-        if verdict is None:
+        if verdict is None or verdict == "unsure":
             unsure.append((where, stall))
+            told = told and verdict is None
             continue
         if stall.waiting is not None:
             by = "schedstat"
@@ -1016,10 +1044,37 @@ def _judge_stalls(
         records.append(StallRecord(label, where, stall, verdict, by))
     if unsure and not any(record.judged == "blocked" for record in records):
         # Starvation passes; a loop blocked by the subject's own code blocks it again.
-        repeated = any(verdict != "starved" for _, _, verdict in run_again())
-        verdict = "blocked" if repeated else "starved"
-        records.extend(StallRecord(label, w, s, verdict, "second-run") for w, s in unsure)
+        again = [seen for _, _, seen in run_again()]
+        decided: Judged
+        if "blocked" in again:
+            decided = "blocked"
+        elif all(seen == "starved" for seen in again):
+            decided = "starved"
+        else:
+            # Without the waits, a stall that recurs is the subject's (Rule 3a);
+            # with them, one that recurs unsure is the machine's to tell (Rule 3b).
+            decided = "blocked" if told else "unsure"
+        records.extend(StallRecord(label, w, s, decided, "second-run") for w, s in unsure)
     return records
+
+
+def _untold_message(record: StallRecord) -> str:
+    """Why the loop requirement is untested: the machine gave too little CPU to tell (Rule 3b)."""
+    stall = record.stall
+    surely = stall.surely_blocked
+    numbers = [f"a stall of {stall.seconds:.2f} s in {record.check}"]
+    if stall.waiting is not None:
+        numbers.append(f"{stall.waiting:.2f} s of it waiting for a CPU")
+    if surely is not None:
+        numbers.append(f"at least {surely:.2f} s of it the loop's own")
+    if stall.preempted is not None:
+        numbers.append(f"its thread preempted {stall.preempted} times")
+    where = "the child's event loop" if record.where == "ping" else "the event loop"
+    return (
+        f"not judged: the machine gave {where} too little CPU to tell a blocking subject "
+        f"from a busy machine ({', '.join(numbers)}; the same again when the example ran a "
+        "second time); run it on a less busy machine"
+    )
 
 
 def _blocked_message(record: StallRecord) -> str:
@@ -1137,6 +1192,8 @@ def run_check(item: Check, runtime: Runtime) -> CheckOutcome:
             _run_attempt(item, runtime, case, attempt)
             outcome.examples += attempt.examples
             outcome.stalls.extend(attempt.stalls)
+            for requirement, why_untold in attempt.untold.items():
+                outcome.untold.setdefault(requirement, why_untold)
             for requirement, failure in attempt.failures.items():
                 outcome.failures.setdefault(requirement, failure)
                 outcome.every_failure.append(failure)

@@ -233,9 +233,13 @@ class _Remote:
         (``None`` where that cannot be read); the engine judges them.
         """
         session = self._session
-        longest = Stall(session.stall, waiting=session.stall_waiting)
+        longest = Stall(
+            session.stall,
+            waiting=session.stall_waiting,
+            preempted=_preempted(session.stall_waiting),
+        )
         seconds, waiting = session.worst_ping
-        worst = Stall(seconds, waiting=waiting)
+        worst = Stall(seconds, waiting=waiting, preempted=_preempted(waiting))
         return [longest] if worst == longest else [longest, worst]
 
     def transcript(self) -> list[str]:
@@ -257,12 +261,32 @@ class _Remote:
         return lines
 
 
+class _Waited(float):
+    """Seconds waited for a CPU on a ping's path, and how often the child was preempted.
+
+    A ``float`` to the session that keeps it; :attr:`preempted` is the most
+    times one of the child's threads was preempted (switched off a CPU it
+    still wanted) during the ping: a stretch of the child's own code is
+    preempted again and again on a busy machine, a loop that only waited
+    for its turn hardly ever.
+    """
+
+    preempted: int | None = None
+
+
+def _preempted(waiting: float | None) -> int | None:
+    return waiting.preempted if isinstance(waiting, _Waited) else None
+
+
 class _PathProbe:
     """The time the processes on a ping's path waited for a CPU (``Connection.probe``).
 
     Linux only: the run-queue waits (``schedstat``) of every thread of the
-    child and of its descendants, and of the suite's reader and writer
-    threads for the pipe. Elsewhere every reading is ``None``.
+    child and of its descendants, and of every thread of the suite's own
+    process (its pipe threads, and the threads whose interpreter lock they
+    may wait on). Elsewhere every reading is ``None``. The sum over them all
+    is more than the ping waited, never less: what is left of the ping is at
+    least the child's own, and a stall is called blocked only on that.
     """
 
     #: The most processes and threads read per ping, so a child with many costs little.
@@ -287,24 +311,36 @@ class _PathProbe:
             if now is None:
                 return None
             # A thread that started meanwhile waited all its waits in the window.
-            queued = sum(max(0.0, wait - start.get(key, 0.0)) for key, wait in now.items())
-            return queued + process_collecting() - collecting
+            queued = sum(
+                max(0.0, wait - start.get(key, (0.0, None))[0]) for key, (wait, _) in now.items()
+            )
+            preempted = [
+                count - (start.get(key, (0.0, None))[1] or 0)
+                for key, (_, count) in now.items()
+                if count is not None
+            ]
+            found = _Waited(queued + process_collecting() - collecting)
+            found.preempted = max(preempted) if preempted else None
+            return found
 
         return waited
 
-    def _waits(self) -> dict[tuple[int, int], float] | None:
+    def _waits(self) -> dict[tuple[int, int], tuple[float, int | None]] | None:
+        """Each thread's wait for a CPU, and (the child's) its preemptions, by (pid, tid)."""
         if sys.platform != "linux":
             return None
         link = self._connection.link
         process = link._process  # noqa: SLF001 - the suite's own link
-        found: dict[tuple[int, int], float] = {}
+        found: dict[tuple[int, int], tuple[float, int | None]] = {}
         own = os.getpid()
-        for thread in (link._reader, link._writer):  # noqa: SLF001 - the suite's own link
-            tid = thread.native_id
-            if tid is not None:
-                wait = _waiting(f"/proc/{own}/task/{tid}/schedstat")
-                if wait is not None:
-                    found[own, tid] = wait
+        try:
+            mine = os.listdir(f"/proc/{own}/task")
+        except OSError:
+            mine = []
+        for name in mine[: self._MOST]:
+            wait = _waiting(f"/proc/{own}/task/{name}/schedstat")
+            if wait is not None:
+                found[own, int(name)] = (wait, None)
         if process is None:
             return found
         queue = [process.pid]
@@ -321,7 +357,7 @@ class _PathProbe:
             for name in tids[: self._MOST]:
                 wait = _waiting(f"/proc/{pid}/task/{name}/schedstat")
                 if wait is not None:
-                    found[pid, int(name)] = wait
+                    found[pid, int(name)] = (wait, _involuntary(f"/proc/{pid}/task/{name}/status"))
             path = f"/proc/{pid}/task/{pid}/children"
             with contextlib.suppress(OSError, ValueError), open(path, "rb") as children:
                 queue.extend(int(child) for child in children.read().split())
@@ -338,6 +374,23 @@ def _waiting(path: str) -> float | None:
     if len(fields) < 3 or not fields[1].isdigit() or fields[2] == b"0":
         return None  # unreadable, or "0 0 0": a kernel without scheduler statistics
     return int(fields[1]) / 1e9
+
+
+_INVOLUNTARY: Final = b"nonvoluntary_ctxt_switches:"
+
+
+def _involuntary(path: str) -> int | None:
+    """A thread's involuntary context switches, from its ``status`` file; ``None`` if unreadable."""
+    try:
+        with open(path, "rb") as file:
+            text = file.read()
+    except OSError:
+        return None
+    at = text.find(_INVOLUNTARY)
+    if at < 0:
+        return None
+    number = text[at + len(_INVOLUNTARY) :].split(maxsplit=1)
+    return int(number[0]) if number and number[0].isdigit() else None
 
 
 class RemoteProvider(_Remote):

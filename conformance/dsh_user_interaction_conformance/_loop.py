@@ -38,6 +38,20 @@ thread the machine starved holds; a collection's length depends on
 everything the process holds, not on the subject. :meth:`Stall.judged`
 tells them apart where the numbers allow it; the engine decides the rest.
 
+Rule 4a: a stall is called starved only where the numbers prove it. The
+part of a stall the loop's own code held is at least :attr:`Stall.blocked`
+(its time on a CPU and asleep, less what the machine explains); over the
+limit, it is ``blocked``. It may be more: a stretch of the subject's code
+that is preempted waits for a CPU too, and code that spins until a time
+on the wall clock holds the loop for that whole time, waits included. The
+waits are the machine's only when the loop's thread was preempted (switched
+off a CPU it still wanted) at most :data:`PREEMPTED` times in the stall: its
+waits were for the loop's next turn, after a sleep, not a stretch of its
+code preempted again and again. Then it is ``starved``. Otherwise
+the stall is ``unsure``: the machine gave the thread too little CPU to
+tell, and the engine runs the example again (``spec/user-interaction.md``,
+section 6, the stall rule).
+
 Rule 5: nothing is destroyed while pending. A loop whose leftover tasks
 would not end is kept referenced (never closed under them), so the
 interpreter reports no "Task was destroyed but it is pending" later.
@@ -47,6 +61,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures.thread
+import contextlib
 import gc
 import os
 import sys
@@ -59,6 +74,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, cast
 
+if sys.platform == "linux":
+    import resource
+
 __all__ = [
     "Hung",
     "LoopResult",
@@ -69,9 +87,17 @@ __all__ = [
     "thread_times",
 ]
 
-#: How a stall was judged: the subject's own code held the loop, or the loop's
-#: thread waited for a CPU.
-Judged = Literal["blocked", "starved"]
+#: How a stall was judged: the subject's own code held the loop, the loop's
+#: thread waited for a CPU, or (``unsure``) the machine gave the thread too
+#: little CPU to tell which (Rule 4a).
+Judged = Literal["blocked", "starved", "unsure"]
+
+#: The most times the loop's thread may be preempted in a stall for its
+#: waits to be the machine's. A correct loop runs short callbacks and
+#: sleeps; its waits follow its wakes, and one of its callbacks is
+#: preempted now and then. A stretch of its own that holds the loop on a
+#: busy machine is preempted at every time slice: dozens of times in 0.3 s.
+PREEMPTED = 2
 
 #: Seconds between heartbeats (a quarter of the bound, if that is smaller). A
 #: blocking stretch of *d* seconds shows as a stall of at least *d* minus this.
@@ -115,6 +141,20 @@ def _parse_schedstat(text: bytes) -> tuple[float, float] | None:
     return on_cpu / 1e9, waiting / 1e9
 
 
+def _preemptions() -> int | None:
+    """How often the calling thread was switched off a CPU it still wanted; ``None`` if unknown.
+
+    ``getrusage(RUSAGE_THREAD)``'s involuntary context switches (Linux), a
+    couple of microseconds a reading.
+    """
+    if sys.platform != "linux":
+        return None
+    try:
+        return int(resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw)
+    except OSError:
+        return None
+
+
 @dataclass(frozen=True)
 class Stall:
     """A stretch in which the event loop did not run, and what its thread did meanwhile."""
@@ -131,6 +171,14 @@ class Stall:
     #: before the example began) waited for a CPU in that stretch (Linux),
     #: when known.
     others: float | None = None
+    #: How many times the loop's thread was preempted in that stretch (switched
+    #: off a CPU it still wanted; Linux), when known. Many means a stretch of
+    #: its own code was running, preempted again and again.
+    preempted: int | None = None
+    #: The longest time a thread the example started (the subject's, or the
+    #: runtime's on its behalf) waited for a CPU in that stretch (Linux),
+    #: when known.
+    started: float | None = None
 
     @property
     def asleep(self) -> float | None:
@@ -162,17 +210,46 @@ class Stall:
             held -= min(self.others, asleep)
         return max(0.0, held)
 
-    def judged(self, limit: float) -> Judged | None:
-        """``blocked`` or ``starved`` for a stall longer than *limit*; ``None`` when unsure.
+    @property
+    def surely_blocked(self) -> float | None:
+        """The part of the stall the loop's own code held it, however the machine ran the rest.
 
-        Blocked when more than *limit* of it was the loop's own (not spent
-        waiting for a CPU, nor collecting garbage), or (without the waiting
-        time) when the thread spent more than *limit* on a CPU outside
-        collections. Without either, only a second run can tell.
+        :attr:`blocked`, less the time the loop's thread slept while a
+        thread the example started waited for a CPU (up to that wait): that
+        thread may hold the interpreter's lock the loop sleeps on, so the
+        sleep may be the machine's, or the subject's own blocking call; the
+        numbers cannot tell. ``None`` when unknown.
+        """
+        blocked = self.blocked
+        asleep = self.asleep
+        if blocked is None or not self.started or asleep is None:
+            return blocked
+        credited = min(self.others or 0.0, asleep)
+        return max(0.0, blocked - min(self.started, asleep - credited))
+
+    def judged(self, limit: float) -> Judged | None:
+        """How a stall longer than *limit* is judged (Rule 4a); ``None`` without the waits.
+
+        ``blocked`` when more than *limit* of it was the loop's own (not
+        spent waiting for a CPU, nor collecting garbage), or (without the
+        waiting time) when the thread spent more than *limit* on a CPU
+        outside collections. ``starved`` when the rest was waiting for a CPU
+        and the thread was preempted at most :data:`PREEMPTED` times in it,
+        so its waits were the machine's. ``unsure`` when it waited for a CPU
+        but was preempted more often than that (or how often is unknown):
+        a stretch of its own, preempted, may have held it past the limit; or
+        when only the waits of a thread the example started bring it within
+        the limit (:attr:`surely_blocked`).
+        ``None`` when the waiting time is unknown: only a second run can tell.
         """
         blocked = self.blocked
         if blocked is not None:
-            return "blocked" if blocked > limit else "starved"
+            surely = self.surely_blocked
+            if surely is not None and surely > limit:
+                return "blocked"
+            if blocked <= limit and self.preempted is not None and self.preempted <= PREEMPTED:
+                return "starved"
+            return "unsure"
         if self.on_cpu is not None and self.on_cpu - (self.collecting or 0.0) > limit:
             return "blocked"
         return None
@@ -266,11 +343,22 @@ class _Times(NamedTuple):
     collecting: float
     #: The suite's other threads' cumulative waits for a CPU (Linux), by thread id.
     others: Mapping[int, float] = _NO_OTHERS
+    #: How many times the thread was preempted (Linux), when known.
+    preempted: int | None = None
+    #: The cumulative waits for a CPU of the threads the example started (Linux), by id.
+    started: Mapping[int, float] = _NO_OTHERS
 
 
-def _longest_wait(now: Mapping[int, float], then: Mapping[int, float]) -> float | None:
-    """The longest wait for a CPU of a thread read both times; ``None`` if none was."""
-    waits = [now[tid] - then[tid] for tid in now.keys() & then.keys()]
+def _longest_wait(
+    now: Mapping[int, float], then: Mapping[int, float], *, whole: bool = False
+) -> float | None:
+    """The longest wait for a CPU of a thread read both times; ``None`` if none was.
+
+    With *whole*, a thread read only now counts with its whole wait (it
+    started in the stretch, or was found since).
+    """
+    tids = now.keys() if whole else now.keys() & then.keys()
+    waits = [now[tid] - then.get(tid, 0.0) for tid in tids]
     return max(waits) if waits else None
 
 
@@ -335,8 +423,12 @@ class _ThreadClock:
                 break
             waiting = after
             now, on_cpu = time.monotonic(), time.thread_time()
-        others = self._others.read() if self._others is not None else _NO_OTHERS
-        return now, _Times(on_cpu, waiting, _COLLECTING.get(self.tid, 0.0), others)
+        others, started = (
+            self._others.read() if self._others is not None else (_NO_OTHERS, _NO_OTHERS)
+        )
+        collecting = _COLLECTING.get(self.tid, 0.0)
+        preempted = _preemptions() if waiting is not None else None
+        return now, _Times(on_cpu, waiting, collecting, others, preempted, started)
 
     def waiting(self) -> float | None:
         """The time the thread has waited for a CPU, cumulative; ``None`` when unknown."""
@@ -363,36 +455,56 @@ class _ThreadClock:
 
 
 class _OtherThreads:
-    """The cumulative waits for a CPU of the threads that ran before the example (Linux).
+    """The cumulative waits for a CPU of the process's other threads (Linux).
 
-    Those are the suite's own (the thread waiting for the example, a test
-    runner's, the harness's pipe threads) and never one the example started,
-    which may be the subject's: a subject's thread that holds the loop up on
-    a busy machine is not the machine's doing. Their schedstat files are
-    opened once and stay open (at most :attr:`MOST`); a few microseconds a
-    thread each reading.
+    Two sets, read apart. The threads that ran before the example are the
+    suite's own (the thread waiting for the example, a test runner's, the
+    harness's pipe threads). The threads the example started may be the
+    subject's: a subject's thread that holds the loop up on a busy machine
+    is not surely the machine's doing, so their waits only ever make a stall
+    ``unsure`` (:attr:`Stall.surely_blocked`), never ``starved``. Their
+    schedstat files stay open (at most :attr:`MOST`); a few microseconds a
+    thread each reading, and the list of threads is read again at most
+    every :attr:`RELIST` seconds.
     """
 
     MOST = 64
+    RELIST = 0.1
 
     def __init__(self, own: int) -> None:
+        self._own = own
         self._fds: dict[int, int] = {}
-        try:
-            listed = sorted({int(name) for name in os.listdir("/proc/self/task")} - {own})
-        except (OSError, ValueError):
-            listed = []
-        for tid in listed[: self.MOST]:
-            try:
-                self._fds[tid] = os.open(
-                    f"/proc/self/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC
-                )
-            except OSError:
-                continue  # it ended meanwhile
+        self._started: dict[int, int] = {}
+        self._listed_at = time.monotonic()
+        for tid in self._listed()[: self.MOST]:
+            self._open(tid, self._fds)
 
-    def read(self) -> dict[int, float]:
-        """Each thread's wait for a CPU so far, in seconds, by thread id (the running ones)."""
+    def _listed(self) -> list[int]:
+        try:
+            return sorted({int(name) for name in os.listdir("/proc/self/task")} - {self._own})
+        except (OSError, ValueError):
+            return []
+
+    @staticmethod
+    def _open(tid: int, into: dict[int, int]) -> None:
+        with contextlib.suppress(OSError):  # it ended meanwhile
+            into[tid] = os.open(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+
+    def read(self) -> tuple[dict[int, float], dict[int, float]]:
+        """Each thread's wait for a CPU so far, in seconds, by id: the suite's, the example's."""
+        now = time.monotonic()
+        if now - self._listed_at >= self.RELIST:
+            self._listed_at = now
+            known = self._fds.keys() | self._started.keys()
+            room = self.MOST - len(self._started)
+            for tid in [t for t in self._listed() if t not in known][: max(0, room)]:
+                self._open(tid, self._started)
+        return self._waits(self._fds), self._waits(self._started)
+
+    @staticmethod
+    def _waits(fds: dict[int, int]) -> dict[int, float]:
         found: dict[int, float] = {}
-        for tid, fd in self._fds.items():
+        for tid, fd in fds.items():
             try:
                 times = _parse_schedstat(os.pread(fd, 128, 0))
             except OSError:
@@ -402,9 +514,10 @@ class _OtherThreads:
         return found
 
     def close(self) -> None:
-        for fd in self._fds.values():
+        for fd in [*self._fds.values(), *self._started.values()]:
             os.close(fd)
         self._fds.clear()
+        self._started.clear()
 
 
 class _LoopClock:
@@ -466,6 +579,10 @@ class _Heartbeat:
                     waiting,
                     times.collecting - then.collecting,
                     _longest_wait(times.others, then.others),
+                    None
+                    if times.preempted is None or then.preempted is None
+                    else times.preempted - then.preempted,
+                    _longest_wait(times.started, then.started, whole=True),
                 )
             )
         result.last_beat = now

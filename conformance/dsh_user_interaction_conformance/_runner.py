@@ -4,8 +4,10 @@ A requirement's verdict (:data:`Status`):
 
 * ``failed``: an example broke it (a ``MUST``); ``warning`` for a ``SHOULD``.
 * ``passed``: examples judged it, and none broke it.
-* ``untested``: a check that covers it ran, but no example judged it. For a
-  ``MUST`` this fails the run: a green run must be earned.
+* ``untested``: a check that covers it ran, but no example judged it, or
+  (a loop requirement) the machine gave the event loop too little CPU to
+  tell a blocking subject from a busy machine. For a ``MUST`` this fails
+  the run: a green run must be earned.
 * ``skipped``: the subject's declared capabilities exclude it. It is not
   part of the claim.
 * ``expected-failure``: it failed, and the baseline names it.
@@ -251,6 +253,10 @@ def _fold(
             requirement, "skipped", why or "the subject's capabilities exclude it", names
         )
     count = sum(o.judged[rid] for o in ran)
+    untold = next((o.untold[rid] for o in ran if rid in o.untold), None)
+    if untold is not None:
+        # Never a green the machine did not earn (the engine's Rule 3b).
+        return RequirementResult(requirement, "untested", untold, names, count)
     if count:
         return RequirementResult(requirement, "passed", "", names, count)
     why = next((o.unjudged[rid] for o in ran if rid in o.unjudged), "no example judged it")

@@ -22,7 +22,8 @@ _DEMO = (
     " web-demo: ask the same batch through the web page (pip install"
     " 'dsh-user-interaction[web]'): it prints the page's address, secret included, on"
     " standard error, and the answer as compact JSON on standard output. Exit status:"
-    " 0 answered, 1 dismissed, stopped or the extra missing, 2 a wrong command line."
+    " 0 answered, 1 dismissed, stopped or the extra missing, 2 a wrong command line"
+    " (a --port out of range, taken or not allowed among them)."
     " serve STORE: show the pending asks of a durable store (a SQLite file, or a"
     " postgresql:// address with the postgres extra) on the web page (--ui web, the"
     " default) or this terminal (--ui terminal), and write each outcome back, until"
@@ -56,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         parsed = _parser().parse_args(args)
     except SystemExit as stop:  # argparse has printed the help or the usage error
         return stop.code if isinstance(stop.code, int) else 2
+    if parsed.port not in range(65536):
+        print(
+            f"error: --port {parsed.port} is not a TCP port: 1 to 65535, or 0 for a free one",
+            file=sys.stderr,
+        )
+        return 2
     if parsed.command == "serve":
         if parsed.store is None:
             print(

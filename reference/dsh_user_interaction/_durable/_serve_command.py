@@ -37,12 +37,22 @@ async def _open_store(where: str, schema: str | None) -> AskStore:
     return SQLiteStore(where)
 
 
+class _WrongPort(Exception):
+    """The page's port cannot be listened on: the command line's mistake (exit status 2)."""
+
+
 @contextlib.asynccontextmanager
 async def _ui(kind: str, port: int) -> AsyncGenerator[UserInteractionProvider]:
     if kind == "web":
         from ..extra.web import WebProvider  # noqa: PLC0415 - the extra is optional
+        from ..extra.web._listen import CannotListen  # noqa: PLC0415 - the extra is optional
 
-        async with WebProvider(port=port) as page:
+        try:
+            started = await WebProvider(port=port).start()
+        except CannotListen as error:
+            msg = f"{error}; pass another --port, or 0 for a free one"
+            raise _WrongPort(msg) from error
+        async with started as page:
             print(f"Open {page.url} to answer.", file=sys.stderr, flush=True)
             yield page
         return
@@ -87,12 +97,16 @@ def run_serve(
 
     *via* names this UI in the audit record (``web@HOST`` by default) and
     *principal* who answers here (the login name by default). Exit status 0
-    when stopped, 1 when the store or the UI cannot start.
+    when stopped, 1 when the store or the UI cannot start, 2 when the page's
+    *port* cannot be listened on (taken, or not allowed).
     """
     via = via or f"{ui}@{socket.gethostname()}"
     who = principal or getpass.getuser()
     try:
         asyncio.run(_serve(where, schema, ui, port, via=via, who=who))
+    except _WrongPort as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except (ImportError, OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

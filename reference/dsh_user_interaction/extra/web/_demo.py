@@ -14,6 +14,7 @@ from dsh_user_interaction import (
 )
 from dsh_user_interaction.extra._demo_request import DEMO_REQUEST
 
+from ._listen import CannotListen
 from ._provider import WebProvider
 
 __all__ = ["run_web_demo"]
@@ -32,10 +33,15 @@ def run_web_demo(port: int = 0) -> int:
 
     The page's address, with its secret, goes to standard error. Exit status
     0 with the answer, 1 with ``Error: <message>`` when the batch was
-    dismissed, and 1 when stopped with Ctrl-C before an answer.
+    dismissed, and 1 when stopped with Ctrl-C before an answer. A *port*
+    that cannot be listened on (taken, or not allowed) is the
+    command line's mistake: one line, ``error: ...``, and exit status 2.
     """
     try:
         answer = asyncio.run(_ask(DEMO_REQUEST, port))
+    except CannotListen as error:
+        print(f"error: {error}; pass another --port, or 0 for a free one", file=sys.stderr)
+        return 2
     except UserInteractionError as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1

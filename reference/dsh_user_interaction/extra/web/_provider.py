@@ -22,6 +22,7 @@ from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRe
 
 from ._app import PAGE_FILES, Limits, Settings, build_app
 from ._board import Board
+from ._listen import CannotListen, port_problem
 from ._protocol import bounded_protocol
 
 __all__ = ["WebProvider"]
@@ -103,9 +104,9 @@ def _bound(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-    except OSError:
+    except OSError as error:
         sock.close()
-        raise
+        raise CannotListen(host, port, error) from error
     return sock
 
 
@@ -172,6 +173,10 @@ class WebProvider:
             raise ValueError(msg)
         if public is not None and not allow_remote:
             msg = "public_url names an address beyond this machine: pass allow_remote=True too"
+            raise ValueError(msg)
+        problem = port_problem(port)
+        if problem is not None:
+            msg = f"WebProvider(port={port!r}) {problem}"
             raise ValueError(msg)
         if host in _WILDCARDS:
             msg = (

@@ -17,6 +17,7 @@ import socket
 import sys
 from collections.abc import AsyncGenerator
 
+from .._errors import ErrorCode, UserInteractionError
 from .._types import UserInteractionProvider
 from ._sqlite_store import SQLiteStore
 from ._store import AskStore
@@ -97,8 +98,11 @@ def run_serve(
 
     *via* names this UI in the audit record (``web@HOST`` by default) and
     *principal* who answers here (the login name by default). Exit status 0
-    when stopped, 1 when the store or the UI cannot start, 2 when the page's
-    *port* cannot be listened on (taken, or not allowed).
+    when stopped, 1 when the UI cannot start, 2 when the page's *port*
+    cannot be listened on (taken, or not allowed) or the store cannot be
+    used (``STORE_FAILED``: a corrupt file, a missing directory, a read-only
+    file or file system, a full disk, a layout too new, a server out of
+    reach), said on one line (``DUR-SERVE-1``).
     """
     via = via or f"{ui}@{socket.gethostname()}"
     who = principal or getpass.getuser()
@@ -107,7 +111,18 @@ def run_serve(
     except _WrongPort as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except UserInteractionError as error:
+        if error.code is not ErrorCode.STORE_FAILED:
+            raise
+        # DUR-SERVE-1: a store that cannot be used is named on one line, without a traceback.
+        print(f"error: {_one_line(str(error))}", file=sys.stderr)
+        return 2
     except (ImportError, OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _one_line(text: str) -> str:
+    """*text* on one line: a database's message may hold line breaks."""
+    return " ".join(text.split())

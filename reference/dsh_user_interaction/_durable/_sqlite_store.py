@@ -502,6 +502,9 @@ def _reason(error: sqlite3.Error, path: Path, lock_timeout: float) -> str:
             f"the database is locked by another connection for longer than"
             f" lock_timeout ({lock_timeout:g} s)"
         )
+    if primary in {"SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN"} and _full(path):
+        # A full disk shows as an I/O error when SQLite cannot map its shared memory.
+        return f"the disk holding {str(path)!r} is full"
     if primary == "SQLITE_READONLY":
         return _read_only(path) or "the database is read-only"
     if primary == "SQLITE_CANTOPEN":
@@ -522,6 +525,15 @@ def _cannot_open(path: Path) -> str:
     if path.is_dir():
         return f"{str(path)!r} is a directory"
     return _read_only(path) or "the file cannot be opened (permission denied?)"
+
+
+def _full(path: Path) -> bool:
+    """Whether the file system holding *path* has no free block left."""
+    where = path if path.exists() else path.parent
+    try:
+        return os.statvfs(where).f_bavail == 0
+    except OSError:
+        return False
 
 
 def _read_only(path: Path) -> str | None:

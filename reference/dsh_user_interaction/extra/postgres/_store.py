@@ -284,7 +284,7 @@ class PostgresStore:
             try:
                 await self._connected()
             except (psycopg.Error, _LayoutError) as error:
-                raise _failed("open the store", error) from error
+                raise _failed("connect to the database", error) from error
 
     async def __aenter__(self) -> PostgresStore:
         await self.open()

@@ -12,6 +12,13 @@ rebinding), and every POST and the socket must come from its own ``Origin``
 (no cross-site use; a POST must also be ``application/json``). Every
 response forbids inline script, remote content and framing. Bodies, pages,
 connections and the rate of POSTs are limited.
+
+An ask served through a relay has a verdict (``DUR-ACK-1``): its answer or
+dismissal is sent to the relay, and the POST that sent it is answered once
+the store's verdict is in: 200 when it was saved, 409 with how the ask ended
+(and by whom, where) when another outcome won, 503 when it was not saved.
+Past :data:`VERDICT_WAIT` seconds, it is answered 202 (still saving), and
+the page hears the verdict over its socket.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from dsh_user_interaction._checks import must_violations
 from dsh_user_interaction._errors import ErrorCode
 
-from ._board import Board
+from ._board import Ask, Board
 
 __all__ = ["Limits", "Settings", "build_app"]
 
@@ -61,6 +68,8 @@ _STATIC: Final = {
 }
 #: The socket's subprotocol that carries the secret; the server answers with ``dsh-ui``.
 _CARRIER: Final = "dsh-secret."
+#: Seconds a POST waits for the store's verdict before it is answered 202 (still saving).
+VERDICT_WAIT: Final = 20.0
 
 
 @dataclass(frozen=True)
@@ -256,7 +265,13 @@ def build_app(board: Board, settings: Settings, static: Traversable = PAGE_FILES
         ended = board.settled.get(ask_id)
         if ended is not None:
             how, by = ended
-            return _error(409, "this ask is no longer pending", how=how, by=by)
+            told = board.details.get(ask_id, {})
+            return _error(409, "this ask is no longer pending", how=how, by=by, **told)
+        sending = board.asks.get(ask_id)
+        if sending is not None and sending.sending is not None:
+            return _error(
+                409, "an answer to this ask is being saved", how="sending", by=sending.sending[1]
+            )
         if board.issued(ask_id):  # settled long ago: how is forgotten
             return _error(409, "this ask is no longer pending", how=None, by=None)
         return _error(404, f"no ask {ask_id!r} was ever pending here")
@@ -288,7 +303,7 @@ def build_app(board: Board, settings: Settings, static: Traversable = PAGE_FILES
             return checked
         ask_id, page, body = checked
         ask = board.asks.get(ask_id)
-        if ask is None:  # settled while the body was read
+        if ask is None or ask.sending is not None:  # settled (or sent) while the body was read
             return too_late(ask_id)
         oversized = _oversized(ask.request, body)
         if oversized is not None:
@@ -297,6 +312,9 @@ def build_app(board: Board, settings: Settings, static: Traversable = PAGE_FILES
         if violations:
             first = violations[0]
             return _error(422, first.message, first.question, requirement=first.requirement)
+        if ask.verdict is not None:
+            board.send(ask_id, "answered", page, answer=body)
+            return await verdict_of(ask)
         board.settle(ask_id, "answered", page, answer=body)
         return _Json({"ok": True})
 
@@ -305,9 +323,29 @@ def build_app(board: Board, settings: Settings, static: Traversable = PAGE_FILES
         if isinstance(checked, Response):
             return checked
         ask_id, page, _ = checked
+        ask = board.asks.get(ask_id)
+        if ask is not None and ask.verdict is not None:
+            if not board.send(ask_id, "dismissed", page, error=ErrorCode.ASK_CANCELLED):
+                return too_late(ask_id)
+            return await verdict_of(ask)
         if not board.settle(ask_id, "dismissed", page, error=ErrorCode.ASK_CANCELLED):
             return too_late(ask_id)
         return _Json({"ok": True})
+
+    async def verdict_of(ask: Ask) -> Response:
+        """The reply to the POST that sent *ask*'s outcome: once the store's verdict is in."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(VERDICT_WAIT):
+                await ask.ended.wait()
+        ended = board.settled.get(ask.id)
+        if ended is None and ask.id in board.asks:
+            return _Json({"ok": False, "saving": True}, status_code=202)
+        if ask.saved:
+            return _Json({"ok": True})
+        if ended is not None and ended[0] == "unsaved":
+            note = board.details.get(ask.id, {}).get("note", "")
+            return _error(503, f"Not saved: {note}.", how="unsaved", note=note)
+        return too_late(ask.id)
 
     async def socket(websocket: WebSocket) -> None:
         headers = websocket.headers

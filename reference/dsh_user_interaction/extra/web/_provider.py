@@ -17,11 +17,13 @@ import uvicorn
 from dsh_user_interaction._abort import AbortSignal
 from dsh_user_interaction._checks import check_request
 from dsh_user_interaction._deadline import is_timeout
+from dsh_user_interaction._durable._verdict import Verdict
+from dsh_user_interaction._durable._withdrawn import Withdrawn
 from dsh_user_interaction._errors import ErrorCode, UserInteractionError
 from dsh_user_interaction._types import AskUserQuestionAnswer, AskUserQuestionRequest
 
 from ._app import PAGE_FILES, Limits, Settings, build_app
-from ._board import Board
+from ._board import Board, How
 from ._listen import CannotListen, port_problem
 from ._protocol import bounded_protocol
 
@@ -145,6 +147,12 @@ class WebProvider:
     the agent has gone). An answer that breaks the seam's rules is refused at
     the door, with a reason naming the field, and the page keeps the draft.
 
+    Served through a relay (:func:`~dsh_user_interaction.durable.serve`) it is
+    :class:`~dsh_user_interaction.durable.VerdictAware`: a page's answer shows
+    as sending, and the page is told "answered" only once the store has it
+    (``DUR-ACK-1``); an ask that ended elsewhere is shown as it ended, by whom
+    and where (``DUR-TELL-1``).
+
     *host* other than loopback needs *allow_remote*: the page is then open
     to every machine that can reach the port and knows the secret, over
     plain HTTP. Behind a TLS proxy, *public_url* (with *allow_remote*) is the
@@ -200,6 +208,8 @@ class WebProvider:
         self._closed = False
         self._url = ""
         self._public = (public.scheme, public.netloc) if public is not None else None
+        #: The verdicts a relay promised, by the request's identity, until it is asked.
+        self._verdicts: dict[int, tuple[AskUserQuestionRequest, asyncio.Future[Verdict]]] = {}
 
     @property
     def url(self) -> str:
@@ -218,6 +228,24 @@ class WebProvider:
         finds the card of a request by it when several asks look alike.
         """
         return self._board.ask_id_of(request)
+
+    def expect_verdict(
+        self, request: AskUserQuestionRequest, verdict: asyncio.Future[Verdict]
+    ) -> None:
+        """A relay's promise of the store's verdict on *request*'s outcome (``DUR-ACK-1``).
+
+        The pages then show the ask's answer as sending until the verdict
+        comes, and the POST that sent it waits for it.
+        """
+        key = id(request)
+        self._verdicts[key] = (request, verdict)
+
+        def forget(_done: asyncio.Future[Verdict]) -> None:
+            kept = self._verdicts.get(key)
+            if kept is not None and kept[1] is verdict:
+                del self._verdicts[key]
+
+        verdict.add_done_callback(forget)
 
     async def start(self) -> Self:
         """Serve the page, if not yet serving."""
@@ -271,10 +299,19 @@ class WebProvider:
         signal = request.get("signal")
         if signal is not None and signal.aborted:
             raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
-        ask = self._board.open(request)
+        promised = self._verdicts.pop(id(request), None)
+        verdict = promised[1] if promised is not None and promised[0] is request else None
+        ask = self._board.open(request, verdict)
 
         def withdraw(aborted: AbortSignal) -> None:
-            how = ask.withdrawn(timed_out=is_timeout(aborted.reason))
+            reason = aborted.reason
+            if isinstance(reason, Withdrawn):
+                # Ended elsewhere: the pages say how, by whom and where (DUR-TELL-1).
+                outcome = reason.outcome
+                self._board.tell(ask.id, principal=outcome.principal, via=outcome.via)
+                how: How = reason.how
+            else:
+                how = ask.withdrawn(timed_out=is_timeout(reason))
             self._board.settle(ask.id, how, None, error=ErrorCode.ASK_ABORTED)
 
         remove = signal.add_listener(withdraw) if signal is not None else None

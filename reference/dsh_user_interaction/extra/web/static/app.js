@@ -45,6 +45,13 @@
  *   question it names, else at the card's buttons; the card keeps every
  *   draft. The connection is the role="status" line; the "Recent" list
  *   (role="log") says how each ask ended.
+ * - While an answer or dismissal is being saved, the card's own role="status"
+ *   line says "Sending…" (or that another page's answer is being saved) and
+ *   its buttons are aria-disabled. Served through a relay, the server answers
+ *   the POST only once the store has decided (DUR-ACK-1): "Answered here"
+ *   only when it was saved; "Answered elsewhere by WHO on WHERE" when another
+ *   answer won; "Not saved" when the relay stopped first. With no reply, the
+ *   card stays, with its drafts, and says it may not have been saved.
  */
 
 const SECRET_KEY = 'dsh-ui-secret';
@@ -162,7 +169,9 @@ function newCard(ask) {
   if (questions.length > 1) meta.append(`${ask.agent != null ? ' · ' : ''}${questions.length} questions`);
   if (meta.childNodes.length) node.append(meta);
 
-  const card = { askId: ask.askId, title, node, heading, entries: [], error: alertLine(), busy: false };
+  const card = { askId: ask.askId, title, node, heading, entries: [], error: alertLine(), busy: false, sending: false };
+  card.status = el('p', 'sending');
+  card.status.setAttribute('role', 'status');
   card.countdown = newCountdown(ask.countdown);
   if (card.countdown) node.append(card.countdown.node);
   const actions = el('div', 'actions');
@@ -180,7 +189,7 @@ function newCard(ask) {
     });
   }
   actions.append(button('Dismiss', 'secondary', () => post(card, 'dismiss', {})));
-  node.append(actions, card.error);
+  node.append(actions, card.status, card.error);
   return card;
 }
 
@@ -429,11 +438,27 @@ function setBusy(card, busy) {
   else card.node.removeAttribute('aria-busy');
 }
 
+/** Show *card* as being saved (DUR-ACK-1): by this page, or by the page *by*. */
+function markSending(card, by) {
+  card.sending = true;
+  setBusy(card, true);
+  card.status.textContent = by != null && !state.pageIds.has(by)
+    ? 'Another page’s answer is being saved…'
+    : 'Sending… not saved until this card says so.';
+}
+
+function unmarkSending(card) {
+  card.sending = false;
+  card.status.textContent = '';
+  setBusy(card, false);
+}
+
 /** POST an answer or a dismissal; on refusal, keep the card and say why. */
 async function post(card, action, body) {
   if (card.busy || state.gone) return;
   clearErrors(card);
   setBusy(card, true);
+  card.status.textContent = 'Sending…';
   let reply;
   let data = null;
   try {
@@ -451,19 +476,28 @@ async function post(card, action, body) {
     });
     data = await reply.json().catch(() => null);
   } catch {
-    setBusy(card, false);
-    card.error.textContent = 'No reply from the server. Your answers are kept: send again if this card stays.';
+    unmarkSending(card);
+    card.error.textContent = 'Not confirmed: no reply from the server, so this may not have been saved. Your answers are kept: send again if this card stays.';
     return;
   }
-  setBusy(card, false);
+  if (reply.status === 202) {
+    // Still being saved (the store is slow or out of reach): the socket says when it is.
+    card.status.textContent = 'Still saving: the store has not confirmed it yet.';
+    return;
+  }
+  unmarkSending(card);
   const current = state.cards.get(card.askId) === card;
-  if (reply.ok) {
+  if (reply.status === 409 && data?.how === 'sending') {
+    if (current) markSending(card, data?.by);
+  } else if (reply.ok) {
     // The settled message that follows finds no card, and adds nothing.
     if (current) settle(card.askId, action === 'answer' ? 'answered' : 'dismissed', state.pageId);
   } else if (reply.status === 409) {
     // Settled elsewhere first: the card goes, and the Recent line says so.
-    if (current) settle(card.askId, data?.how, data?.by, 'yours was not sent');
+    if (current) settle(card.askId, data?.how, data?.by, 'yours was not saved', data);
     else record('Not sent', card.title, 'it was no longer pending');
+  } else if (data?.how === 'unsaved') {
+    if (current) settle(card.askId, 'unsaved', state.pageId, data?.note, data);
   } else if (current) {
     const reason = typeof data?.error === 'string' ? data.error : `The server refused this (HTTP ${reply.status}).`;
     showError(card, reason, data?.question);
@@ -472,16 +506,26 @@ async function post(card, action, body) {
 
 /* ---- Messages ------------------------------------------------------- */
 
-function describe(how, by) {
+/** " elsewhere by WHO on WHERE": an ask ended through another UI (DUR-TELL-1), or ''. */
+function elsewhere(message) {
+  const who = typeof message?.principal === 'string' ? message.principal : null;
+  const via = typeof message?.via === 'string' ? message.via : null;
+  if (who == null && via == null) return '';
+  return ` elsewhere${who == null ? '' : ` by ${who}`}${via == null ? '' : ` on ${via}`}`;
+}
+
+function describe(how, by, message) {
   const here = by != null && state.pageIds.has(by);
-  const where = by == null ? '' : here ? ' here' : ' in another page';
+  const where = by == null ? elsewhere(message) : here ? ' here' : ' in another page';
   switch (how) {
     case 'answered': return `Answered${where}`;
     case 'dismissed': return `Dismissed${where}`;
     case 'withdrawn': return 'Withdrawn by the agent';
     case 'timed_out': return 'Time ran out';
     case 'defaulted': return 'Time ran out; the defaults were used';
+    case 'expired': return 'Expired: no agent came back for it';
     case 'disposed': return 'The agent has gone';
+    case 'unsaved': return `Not saved${here || by == null ? '' : ' (sent in another page)'}`;
     default: return 'No longer pending';
   }
 }
@@ -491,11 +535,12 @@ function addCard(ask) {
   const card = newCard(ask);
   state.cards.set(ask.askId, card);
   byId('cards').append(card.node);
+  if ('sending' in ask) markSending(card, ask.sending);
   refresh();
 }
 
 /** Remove a settled ask's card, if it has one, and record how it ended. */
-function settle(askId, how, by, note) {
+function settle(askId, how, by, note, message) {
   const card = state.cards.get(askId);
   if (!card) return;
   if (card.node.contains(document.activeElement)) {
@@ -507,7 +552,7 @@ function settle(askId, how, by, note) {
   stopCountdown(card);
   card.node.remove();
   state.cards.delete(askId);
-  record(describe(how, by), card.title, note);
+  record(describe(how, by, message), card.title, note);
   refresh();
 }
 
@@ -522,6 +567,7 @@ function replaceAll(asks) {
     // A card kept from before counts down from the server's new figure.
     const kept = state.cards.get(ask?.askId);
     if (kept) retime(kept.countdown, ask.countdown);
+    if (kept && 'sending' in ask) markSending(kept, ask.sending);
     else addCard(ask);
   }
   // Snapshot order, moving only nodes out of place (a move drops focus).
@@ -556,7 +602,12 @@ function receive(message) {
       break;
     case 'pending': replaceAll(message.asks); break;
     case 'ask': addCard(message.ask); break;
-    case 'settled': settle(message.askId, message.how, message.by); break;
+    case 'sending': {
+      const card = state.cards.get(message.askId);
+      if (card) markSending(card, message.by);
+      break;
+    }
+    case 'settled': settle(message.askId, message.how, message.by, message.note, message); break;
     case 'gone': agentGone(); break;
     default: break; // unknown messages are for newer pages
   }

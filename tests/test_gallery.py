@@ -63,6 +63,10 @@ def _judge(
     first that fails the requirement; when they alone do not name it, the
     whole suite of the kind runs, as a user runs it. ``nox -s detection``
     judges every entry by every check of its kind, over many seeds.
+
+    The requirements returned are those failed, and the loop requirements
+    left untested because the machine gave the loop too little CPU to tell
+    (the engine's Rule 3b: such a run fails too, never a false green).
     """
     started = time.monotonic()
     factories: dict[str, Any] = (
@@ -81,6 +85,11 @@ def _judge(
             **factories,
         )
         failed = {r.requirement.id for r in report.results if r.status == "failed"}
+        failed |= {
+            r.requirement.id
+            for r in report.results
+            if r.status == "untested" and "too little CPU to tell" in r.message
+        }
         for result in report.results:
             # A hang says what the loop's thread did meanwhile: idle, busy or starved.
             if "did not settle within" in result.message:

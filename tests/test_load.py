@@ -174,6 +174,12 @@ def _failed(report: dict[str, Any]) -> dict[str, str]:
     return {r["id"]: r["message"] for r in report["results"] if r["status"] != "passed"}
 
 
+def _untold(unearned: dict[str, str]) -> bool:
+    """Whether every requirement not passed is a loop requirement the load left untold."""
+    loops = {"PRV-LOOP-1", "SVC-LOOP-1"}
+    return all(rid in loops and "too little CPU to tell" in why for rid, why in unearned.items())
+
+
 @pytest.fixture
 def round_trips(busy_machine: int) -> Iterator[dict[int, subprocess.Popen[str]]]:
     """The round-trip checks on each of ROUND_TRIP_SEEDS, on the busy machine; always stopped."""
@@ -239,9 +245,14 @@ def test_a_busy_machine_fails_no_correct_subject_and_every_blocked_loop(
         for name, _, seeds in CORRECT:
             for seed in seeds:
                 report = reports[f"{name} seed {seed} round {attempt}"]
-                assert report["ok"], (name, seed, _failed(report), report["output"][-3000:])
+                # Passed, or (the engine's Rule 3b) the loop requirement untested
+                # because the machine gave the loop too little CPU to tell; never failed.
+                unearned = _failed(report)
+                assert report["ok"] or _untold(unearned), (
+                    name, seed, unearned, report["output"][-3000:],
+                )  # fmt: skip
                 stalls = _stalls(report)
-                assert all(s["judged"] == "starved" and s["by"] == "schedstat" for s in stalls)
+                assert all(s["judged"] in {"starved", "unsure"} for s in stalls), stalls
                 starved += len(stalls)
         if attempt == 0:
             blocking = {target: reports[target] for target in BLOCKING}

@@ -50,7 +50,7 @@ waits were for the loop's next turn, after a sleep, not a stretch of its
 code preempted again and again. Then it is ``starved``. Otherwise
 the stall is ``unsure``: the machine gave the thread too little CPU to
 tell, and the engine runs the example again (``spec/user-interaction.md``,
-section 6, the stall rule).
+section 4, "Never a false green").
 
 Rule 5: nothing is destroyed while pending. A loop whose leftover tasks
 would not end is kept referenced (never closed under them), so the

@@ -439,6 +439,33 @@ def spinning_subject(seconds: float) -> Callable[[], Subject]:
     return factory
 
 
+@dataclass
+class _WallSpinningUI(FlawedUI):
+    """A FlawedUI whose ask() first spins until *spins_for* seconds pass on the wall clock."""
+
+    spins_for: float = 0.0
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        until = time.monotonic() + self.spins_for
+        while time.monotonic() < until:
+            pass
+        return await super().ask(request)
+
+
+def wall_spinning_subject(seconds: float) -> Callable[[], Subject]:
+    """A provider that holds the loop *seconds* of wall-clock time in each ask(), never yielding.
+
+    As the Node example ``provider-blocks-loop.mjs`` does: on a busy machine
+    its thread spends most of that time preempted, waiting for a CPU.
+    """
+
+    def factory() -> Subject:
+        ui = _WallSpinningUI(Flaws(), spins_for=seconds)
+        return Subject(ui, FlawedDriver(ui, Capabilities()), name="wall-spinning")
+
+    return factory
+
+
 def sleeping_subject(seconds: float) -> Callable[[], Subject]:
     """A subject whose provider calls ``time.sleep(seconds)`` in each ask()."""
     return _subject(Flaws(blocks_for=seconds))
@@ -452,3 +479,6 @@ BROKEN_PROVIDERS["spins-the-cpu-for-0.3-s"] = (spinning_subject(0.3), "PRV-LOOP-
 SLEEPS_HALF_A_SECOND = sleeping_subject(0.5)
 #: ``tests.gallery.providers:SPINS_HALF_A_SECOND``: half a second of CPU time in each ask().
 SPINS_HALF_A_SECOND = spinning_subject(0.5)
+#: ``tests.gallery.providers:SPINS_ON_THE_WALL_CLOCK``: 0.7 s of wall-clock time in each ask().
+SPINS_ON_THE_WALL_CLOCK = wall_spinning_subject(0.7)
+BROKEN_PROVIDERS["spins-on-the-wall-clock"] = (SPINS_ON_THE_WALL_CLOCK, "PRV-LOOP-1")

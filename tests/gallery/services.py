@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import unicodedata
 from collections.abc import Callable
 from typing import Any, Self, cast
@@ -468,6 +469,33 @@ class AbortWinsSameTick(Wrapped):
             raise UserInteractionError.of(ErrorCode.ASK_ABORTED) from None
 
 
+class BlocksTheLoop(Wrapped):
+    """Sleeps half a second in every ask, with a blocking call, before it delegates."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        time.sleep(0.5)  # noqa: ASYNC251 - the flaw under test
+        return await self.inner.ask(request)
+
+
+def spin_on_the_wall_clock(seconds: float) -> None:
+    """Keep this thread busy until *seconds* have passed on the wall clock, never yielding.
+
+    As ``examples/node/broken/provider-blocks-loop.mjs`` does: on a busy
+    machine most of the time is spent waiting for a CPU, preempted.
+    """
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        pass
+
+
+class SpinsTheLoop(Wrapped):
+    """Spins 0.7 s on the wall clock in every ask before it delegates, never awaiting."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        spin_on_the_wall_clock(0.7)
+        return await self.inner.ask(request)
+
+
 BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     # It reports the wrong stage for empty, malformed and bad-intent requests alike.
     "provider-check-first": (ProviderCheckFirst, "SVC-ORDER-2|SVC-ORDER-3|SVC-ORDER-4"),
@@ -502,4 +530,6 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "string-agents-only": (StringAgentsOnly, "REQ-AGENT-2"),
     "names-the-agent": (NamesTheAgent, "REQ-AGENT-2"),
     "vague-location": (VagueLocation, "SVC-ORDER-3"),
+    "blocks-the-loop": (BlocksTheLoop, "SVC-LOOP-1"),
+    "spins-the-loop": (SpinsTheLoop, "SVC-LOOP-1"),
 }

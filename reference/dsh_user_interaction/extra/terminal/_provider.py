@@ -21,6 +21,12 @@ Invariants (the ``ask()`` of one request goes through them in order):
 * Cancellation always propagates (``PRV-CANCEL-1``), except when the human's
   answer was accepted in the same loop iteration: the answer is returned, as
   :class:`~dsh_user_interaction.ScriptedProvider` does, so it is never lost.
+* An ask that leaves the screen other than by this terminal's answer (it
+  ended elsewhere, the agent withdrew it, its time ran out) is worded in a
+  line of its own (``DUR-TELL-1``): under the status line while other asks
+  are shown, and written to the terminal when the application leaves it.
+  Served through a relay (``VerdictAware``), an answer or dismissal given
+  here is "saved" only once the store's verdict says so (``DUR-ACK-1``).
 * While the shown batch has a ``deadline``, one background task of the
   application's redraws the screen each time the countdown's seconds change
   (at least once a second) and ends when time is up. It is cancelled as soon
@@ -31,6 +37,7 @@ Invariants (the ``ask()`` of one request goes through them in order):
 from __future__ import annotations
 
 import asyncio
+import collections
 import math
 import time
 from collections.abc import Callable
@@ -45,7 +52,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import Dimension, HSplit, Layout, ScrollOffsets, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
-from prompt_toolkit.output import Output
+from prompt_toolkit.output import Output, create_output
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
@@ -54,8 +61,11 @@ from dsh_user_interaction import (
     UserInteractionError,
     deadline_of,
 )
+from dsh_user_interaction._durable._verdict import Verdict
+from dsh_user_interaction._durable._withdrawn import Withdrawn
 from dsh_user_interaction.extra._reading import agent_name
 
+from ._ended import sending_line, verdict_line, withdrawn_line
 from ._form import Form, QuestionState
 from ._layout import Shares, rows, share
 from ._view import STYLE, countdown_line, help_line, question_parts, status_line
@@ -69,6 +79,8 @@ ESCAPE_DELAY: Final = 0.05
 TICK_SLACK: Final = 0.01
 #: The name of the task that redraws the countdown, for whoever lists the loop's tasks.
 CLOCK_TASK: Final = "dsh-user-interaction terminal countdown"
+#: Lines on how asks ended that wait to be written when the terminal is left.
+NOTICES_KEPT: Final = 50
 
 
 @dataclass(eq=False)
@@ -82,6 +94,8 @@ class _Batch:
     removers: list[Callable[[], None]] = field(default_factory=list[Callable[[], None]])
     #: Who is asking, as shown: read from the agent once, when the ask arrives.
     asker: str | None = None
+    #: The store's verdict on this terminal's outcome, when a relay promised one.
+    verdict: asyncio.Future[Verdict] | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +200,12 @@ class TerminalProvider:
         self._frame_cache: tuple[object, _Frame] | None = None
         #: The shown batch with a deadline, and the task redrawing its countdown.
         self._clock: tuple[_Batch, asyncio.Task[None]] | None = None
+        #: Lines on how asks ended, to write when the terminal is left; the last is shown.
+        self._notices: collections.deque[str] = collections.deque(maxlen=NOTICES_KEPT)
+        self._latest: str | None = None
+        #: The verdicts a relay promised, by the request's identity, until it is asked.
+        self._verdicts: dict[int, tuple[AskUserQuestionRequest, asyncio.Future[Verdict]]] = {}
+        self._printer: Output | None = None
 
     # -- the provider protocol ----------------------------------------------------
 
@@ -209,10 +229,11 @@ class TerminalProvider:
         # The agent is any object (REQ-AGENT-2): read once, defensively, never on a redraw.
         asker = agent_name(request.get("agent"))
         batch = _Batch(self._numbers, request, self._form_type(request), future, asker=asker)
+        promised = self._verdicts.pop(id(request), None)
+        if promised is not None and promised[0] is request:
+            batch.verdict = promised[1]
         if signal is not None:
-            batch.removers.append(
-                signal.add_listener(lambda _signal: self._settle(batch, ErrorCode.ASK_ABORTED))
-            )
+            batch.removers.append(signal.add_listener(lambda fired: self._withdraw(batch, fired)))
         self._queue.append(batch)
         self._show()
         try:
@@ -224,6 +245,20 @@ class TerminalProvider:
             raise
         finally:
             self._forget(batch)
+
+    def expect_verdict(
+        self, request: AskUserQuestionRequest, verdict: asyncio.Future[Verdict]
+    ) -> None:
+        """A relay's promise of the store's verdict on *request*'s outcome (``DUR-ACK-1``)."""
+        key = id(request)
+        self._verdicts[key] = (request, verdict)
+
+        def forget(_done: asyncio.Future[Verdict]) -> None:
+            kept = self._verdicts.get(key)
+            if kept is not None and kept[1] is verdict:
+                del self._verdicts[key]
+
+        verdict.add_done_callback(forget)
 
     def number_of(self, request: AskUserQuestionRequest) -> int | None:
         """The number the status line shows for a pending *request* (``ask #N``), or ``None``.
@@ -264,13 +299,66 @@ class TerminalProvider:
         """End *batch* with *code*, and take it off the screen at once."""
         if not batch.future.done():
             batch.future.set_exception(UserInteractionError.of(code))
+            if code is self._dismissal:
+                self._await_verdict(batch, dismissed=True)
         self._forget(batch)
 
     def _accept(self, batch: _Batch) -> None:
         """The human answered every question of *batch*: return the answer."""
         if not batch.future.done():
             batch.future.set_result(batch.form.answer())
+            self._await_verdict(batch, dismissed=False)
         self._forget(batch)
+
+    def _withdraw(self, batch: _Batch, signal: object) -> None:
+        """*batch*'s signal aborted: say how the ask ended (``DUR-TELL-1``), and end it.
+
+        An ask that ended elsewhere (a :class:`~dsh_user_interaction.durable.Withdrawn`
+        reason), or one a relay shows, gets a line that outlives the screen;
+        the agent's own abort of an ask it asked directly is shown only while
+        other asks are on screen.
+        """
+        if not batch.future.done():
+            reason = getattr(signal, "reason", None)
+            lasting = isinstance(reason, Withdrawn) or batch.verdict is not None
+            self._notify(withdrawn_line(batch.number, reason), lasting=lasting)
+        self._settle(batch, ErrorCode.ASK_ABORTED)
+
+    def _await_verdict(self, batch: _Batch, *, dismissed: bool) -> None:
+        """Say "sending", then what the store made of it, when a relay gives a verdict."""
+        verdict = batch.verdict
+        if verdict is None:
+            return
+        self._notify(sending_line(batch.number, dismissed=dismissed))
+
+        def told(done: asyncio.Future[Verdict]) -> None:
+            if not done.cancelled():
+                self._notify(verdict_line(batch.number, done.result(), dismissed=dismissed))
+
+        verdict.add_done_callback(told)
+
+    # -- the lines on how asks ended ----------------------------------------------
+
+    def _notify(self, line: str, *, lasting: bool = True) -> None:
+        """Show *line* under the status line; write it when the terminal is left if *lasting*."""
+        app = self._app
+        if app is not None and app.future is not None and not app.future.done():
+            if lasting:
+                self._notices.append(line)
+            self._latest = line
+            app.invalidate()
+        elif lasting:
+            self._write([line])
+
+    def _write(self, lines: list[str]) -> None:
+        """Write *lines* to the terminal, below whatever is there (no application runs)."""
+        if not lines:
+            return
+        if self._printer is None:
+            self._printer = self._output if self._output is not None else create_output()
+        for line in lines:
+            self._printer.write(line + "\r\n")  # (write escapes any control character)
+        self._printer.flush()
 
     def _forget(self, batch: _Batch) -> None:
         """Take *batch* off the queue and the screen; leave the terminal if nothing is left."""
@@ -327,6 +415,10 @@ class TerminalProvider:
             finally:
                 self._app = None
                 self._stop_clock()
+                # Written on the terminal the application left, so they stay in sight.
+                self._latest = None
+                self._write(list(self._notices))
+                self._notices.clear()
 
     # -- the countdown ------------------------------------------------------------
 
@@ -385,6 +477,8 @@ class TerminalProvider:
         countdown = countdown_line(batch.request)
         if countdown:
             status = [*status, ("", "\n"), *countdown]
+        if self._latest is not None:
+            status = [*status, ("", "\n"), ("class:notice", self._latest)]
         frame = _frame(form.state, batch.asker, status, size.columns, size.rows)
         self._frame_cache = (key, frame)
         return frame

@@ -511,16 +511,33 @@ def test_a_post_from_another_site_or_without_the_secret_settles_nothing(
 
 
 @pytest.mark.parametrize(
-    "headers",
-    [{"origin": "http://evil.example"}, {"secret": "guess"}, {"host": "evil.example:80"}],
+    "headers", [{"origin": "http://evil.example"}, {"host": "evil.example:80"}]
 )
-def test_a_socket_without_the_secret_or_from_elsewhere_is_refused(headers: dict[str, str]) -> None:
+def test_a_socket_from_elsewhere_is_refused(headers: dict[str, str]) -> None:
     async def main() -> None:
         async with door() as d:
             with pytest.raises(InvalidStatus) as refused:
                 async with d.page(**headers):
                     pass
             assert refused.value.response.status_code == 403
+
+    run(main)
+
+
+def test_a_socket_without_the_secret_is_closed_saying_so_and_gets_nothing() -> None:
+    """The server's own page is told why, in a close code its script can read."""
+
+    async def main() -> None:
+        async with door() as d:
+            task = await started(d.provider, request())
+            async with d.page(secret="guess") as page:
+                with pytest.raises(ConnectionClosed) as closed:
+                    await page.next()
+            assert closed.value.rcvd is not None
+            assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (4403, "wrong secret")
+            assert d.provider._board.sockets == 0
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     run(main)
 
@@ -545,10 +562,12 @@ def test_sizes_pages_and_rates_are_limited_and_asks_still_settle() -> None:
             task = await started(d.provider, request())
             big = {"answers": [{"id": "q", "selected": NOTHING, "custom": "x" * 2000}]}
             assert (await d.post("/asks/a1/answer", big)).status_code == 413
-            async with d.page(), d.page():
-                with pytest.raises(InvalidStatus):
-                    async with d.page():
-                        pass
+            async with d.page(), d.page(), d.page() as third:
+                with pytest.raises(ConnectionClosed) as closed:
+                    await third.next()
+                assert closed.value.rcvd is not None
+                refusal = (closed.value.rcvd.code, closed.value.rcvd.reason)
+                assert refusal == (1013, "too many pages")
             # A made-up page id with each POST gets no allowance of its own.
             statuses = [
                 (

@@ -228,10 +228,12 @@ def test_hostile_model_text_is_shown_as_text_and_runs_nothing() -> None:
                 assert (
                     await page.locator("img, script:not([src]), a[href^='javascript']").count() == 0
                 )
-                assert HOSTILE in await card.inner_text()
+                # As text, its hidden characters drawn as escapes (test_web_page_defects.py).
+                shown = HOSTILE.replace("\u202e", "<U+202E>").replace("\u200b", "<U+200B>")
+                assert shown in await card.inner_text()
                 wide = await page.evaluate("document.documentElement.scrollWidth")
                 assert wide <= 360, f"the page scrolls sideways at 360 px: {wide}"
-                await card.get_by_role("radio", name=HOSTILE).check()
+                await card.get_by_role("radio", name=shown).check()
                 await card.get_by_role("button", name="Send").click()
                 assert await asked == {"answers": [{"id": "q", "selected": [HOSTILE]}]}
                 assert await page.evaluate("window.__pwned") is None

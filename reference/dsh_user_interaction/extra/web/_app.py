@@ -68,6 +68,10 @@ _STATIC: Final = {
 }
 #: The socket's subprotocol that carries the secret; the server answers with ``dsh-ui``.
 _CARRIER: Final = "dsh-secret."
+#: The close code of a page's socket whose secret is wrong (or stale): retrying cannot help.
+CLOSED_SECRET: Final = 4403
+#: The close code of a page's socket past :attr:`Limits.max_pages` ("try again later").
+CLOSED_FULL: Final = 1013
 #: Seconds a POST waits for the store's verdict before it is answered 202 (still saving).
 VERDICT_WAIT: Final = 20.0
 
@@ -355,12 +359,19 @@ def build_app(board: Board, settings: Settings, static: Traversable = PAGE_FILES
             not host_ok(headers)
             or headers.get("origin") not in settings.origins
             or "dsh-ui" not in offered
-            or not secret_ok(given.removeprefix(_CARRIER))
         ):
-            await websocket.close(code=1008)
+            await websocket.close(code=1008)  # the handshake refused (403), no reason given
             return
-        if board.sockets >= settings.limits.max_pages:
-            await websocket.close(code=1013)
+        # The server's own page is told why it is refused, in a close code its script
+        # can read (a refused handshake reaches it only as "closed", 1006).
+        refusal: tuple[int, str] | None = None
+        if not secret_ok(given.removeprefix(_CARRIER)):
+            refusal = (CLOSED_SECRET, "wrong secret")
+        elif board.sockets >= settings.limits.max_pages:
+            refusal = (CLOSED_FULL, "too many pages")
+        if refusal is not None:
+            await websocket.accept(subprotocol="dsh-ui")
+            await websocket.close(code=refusal[0], reason=refusal[1])
             return
         await websocket.accept(subprotocol="dsh-ui")
         board.sockets += 1

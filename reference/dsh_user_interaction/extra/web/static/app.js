@@ -6,8 +6,11 @@
  * /asks/{askId}/answer and /asks/{askId}/dismiss.
  *
  * Rule: model text (agent name, headers, questions, details, labels,
- * descriptions) reaches the DOM only as textContent: never as HTML, an
- * attribute or a URL.
+ * descriptions) reaches the DOM only as text nodes: never as HTML, an
+ * attribute or a URL. And it is made visible, as the terminal's visible()
+ * does: a control, format or otherwise invisible character is drawn as its
+ * escape (<U+202E>, \x1b) in a span of class "escape", so two labels never
+ * look alike; what is sent back is the text as the server gave it.
  *
  * DOM contract (roles and accessible names; nothing else is promised):
  * - A pending ask is an <article> named, through aria-labelledby, by its
@@ -18,7 +21,9 @@
  * - Generic card: each question is a <fieldset> (role group) named by its
  *   <legend>, the question text. Inside it:
  *   - one radio (single-select) or checkbox (multi-select) per option, named
- *     by a <label> whose text is exactly the option's label; the description
+ *     by a <label> whose text is the option's label as shown (exactly, but
+ *     for hidden characters drawn as escapes, as all model text is: see the
+ *     rule above); the description
  *     is a separate element, linked by aria-describedby;
  *   - a textbox named "Other (replaces the choice)" (single-select),
  *     "Other (added to the picks)" (multi-select) or "Answer" (no options);
@@ -41,6 +46,9 @@
  *   used", then "Time is up"). A question with a default shows its default
  *   line ("Default: Wait") under the question, linked to its group by
  *   aria-describedby. Without them the card has neither.
+ * - A page the server refuses says so, and why, in the status line: a wrong
+ *   or stale secret (it stops reconnecting) or as many pages open as the
+ *   server allows (it tries again every few seconds).
  * - A refused answer shows the server's reason as role="alert" text at the
  *   question it names, else at the card's buttons; the card keeps every
  *   draft. The connection is the role="status" line; the "Recent" list
@@ -57,6 +65,10 @@
 const SECRET_KEY = 'dsh-ui-secret';
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
+// How the server closes the socket of a page it refuses (see _app.py): a wrong or
+// stale secret, which retrying cannot help; or as many pages open as it allows.
+const CLOSED_SECRET = 4403;
+const CLOSED_FULL = 1013;
 const POST_TIMEOUT_MS = 30000;
 const RECENT_MAX = 50;
 const TITLE_MAX = 80; // code points of a title quoted in the Recent list
@@ -82,9 +94,52 @@ function el(tag, className, text) {
   return node;
 }
 
-/** An element holding model text: as text, its direction isolated. */
-function modelText(tag, className, value) {
-  const node = el(tag, className ? `model ${className}` : 'model', String(value ?? ''));
+/* ---- Model text made visible ---------------------------------------- */
+
+// What the terminal's visible() escapes (extra/terminal/_visible.py): control
+// characters; format characters (bidi overrides and isolates, zero-width
+// characters, the byte order mark); line and paragraph separators; private-use,
+// surrogate and unassigned code points; and the default-ignorable characters that
+// draw nothing (the combining grapheme joiner, Hangul fillers, variation
+// selectors, the blank braille pattern).
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/u;
+const NAMED = new Map([['\t', '\\t'], ['\r', '\\r'], ['\n', '\\n']]);
+
+/** The escape that stands for the hidden character *char*: \t, \x1b or <U+202E>. */
+function escapeOf(char) {
+  if (NAMED.has(char)) return NAMED.get(char);
+  const code = char.codePointAt(0);
+  if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return `\\x${code.toString(16).padStart(2, '0')}`;
+  return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+/**
+ * Fill *node* with *value* as text, each hidden character as its escape in a span
+ * of its own (class "escape", drawn apart from the same text typed literally).
+ * With *lines*, a line feed stays a line break (a question, a detail, a plan).
+ */
+function showText(node, value, lines = false) {
+  const text = String(value ?? '');
+  const hidden = HIDDEN.test(text);
+  node.textContent = hidden ? '' : text;
+  if (!hidden) return node;
+  let plain = '';
+  for (const char of text) {
+    if ((lines && char === '\n') || !HIDDEN.test(char)) {
+      plain += char;
+      continue;
+    }
+    if (plain) node.append(plain);
+    plain = '';
+    node.append(el('span', 'escape', escapeOf(char)));
+  }
+  if (plain) node.append(plain);
+  return node;
+}
+
+/** An element holding model text: as visible text, its direction isolated. */
+function modelText(tag, className, value, lines = false) {
+  const node = showText(el(tag, className ? `model ${className}` : 'model'), value, lines);
   node.dir = 'auto';
   return node;
 }
@@ -124,7 +179,7 @@ const scrollers = new ResizeObserver((entries) => {
 });
 
 function scrollBox(className, name, value) {
-  const box = modelText('div', className, value);
+  const box = modelText('div', className, value, true);
   box.setAttribute('role', 'region');
   box.setAttribute('aria-label', name);
   scrollers.observe(box);
@@ -199,7 +254,7 @@ function questionBlock(card, q, index) {
   if (index > 0 && q.header) block.append(modelText('p', 'q-header', q.header));
   const fieldset = el('fieldset');
   fieldset.dataset.questionId = q.id;
-  fieldset.append(modelText('legend', null, q.question));
+  fieldset.append(modelText('legend', null, q.question, true));
   if (q.detail !== undefined && q.detail !== '') fieldset.append(scrollBox('detail', 'Details', q.detail));
   appendDefault(fieldset, q);
 
@@ -257,7 +312,7 @@ function planBody(card, q, actions) {
   const otherOption = q.options.find((option) => option.label !== approve);
   const fieldset = el('fieldset');
   fieldset.dataset.questionId = q.id;
-  fieldset.append(modelText('legend', null, q.question), scrollBox('plan-text', 'Plan', q.detail));
+  fieldset.append(modelText('legend', null, q.question, true), scrollBox('plan-text', 'Plan', q.detail));
   appendDefault(fieldset, q);
 
   const feedback = el('textarea', 'text');
@@ -306,7 +361,7 @@ function planBody(card, q, actions) {
 /** A plan card's button, named by the option's label, its description beside it. */
 function choice(option, className, onClick) {
   const wrap = el('div', 'choice');
-  const control = button(String(option.label ?? ''), `model ${className}`, onClick);
+  const control = showText(button('', `model ${className}`, onClick), option.label);
   control.dir = 'auto';
   wrap.append(control);
   if (option.description) {
@@ -425,7 +480,7 @@ function clearErrors(card) {
 
 function showError(card, message, questionId) {
   const entry = card.entries.find((e) => e.q.id === questionId);
-  (entry ? entry.error : card.error).textContent = message;
+  showText(entry ? entry.error : card.error, message); // it may quote model text
 }
 
 function setBusy(card, busy) {
@@ -597,7 +652,8 @@ function receive(message) {
       state.pageIds.add(message.page);
       state.retryMs = RETRY_FIRST_MS;
       byId('agent').hidden = message.agent == null;
-      byId('agent-name').textContent = String(message.agent ?? '');
+      showText(byId('agent-name'), message.agent);
+      document.body.classList.remove('refused');
       setStatus('Connected.');
       break;
     case 'pending': replaceAll(message.asks); break;
@@ -617,6 +673,12 @@ function receive(message) {
 
 function setStatus(text) {
   byId('status').textContent = text;
+}
+
+/** Say that the server refused this page, and why (the status line, in the error colour). */
+function refused(text) {
+  document.body.classList.add('refused');
+  setStatus(text);
 }
 
 function record(what, title, note) {
@@ -667,8 +729,18 @@ function connect() {
     }
     receive(message);
   });
-  socket.addEventListener('close', () => {
+  socket.addEventListener('close', (event) => {
     if (state.gone) return;
+    if (event.code === CLOSED_SECRET) {
+      // The cards stay, with every draft; only the agent's own link can help.
+      refused('The server refused this page: its secret is not this server’s (the link is old, or the server has restarted). Open the address the agent printed last.');
+      return;
+    }
+    if (event.code === CLOSED_FULL) {
+      refused('The server refused this page: as many pages are open as it allows. Close another page of this agent; this one tries again every few seconds.');
+      setTimeout(connect, RETRY_MAX_MS);
+      return;
+    }
     setStatus('Connection lost. Reconnecting…');
     setTimeout(connect, state.retryMs);
     state.retryMs = Math.min(state.retryMs * 2, RETRY_MAX_MS);

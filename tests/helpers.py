@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import os
+import statistics
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -41,19 +44,71 @@ def rotating_seed(today: datetime.date | None = None) -> int:
 #: The seeds CI judges each broken implementation on: a fixed one, and the day's.
 GALLERY_SEEDS = (7, rotating_seed())
 
-#: No test waits longer than this for anything; a hang fails instead.
-BOUND = 5.0
+#: How many times its idle time a wait may take before it counts as a hang.
+PATIENCE_MARGIN = 10.0
+#: Wall-clock seconds :func:`calibration_workload` takes on the 2-core machine when it
+#: has the process's core to itself (2026-12-07: its CPU time, median of 60 runs, 15.3 ms;
+#: the fastest of them by the clock, 16.5 ms); a machine that takes longer now is
+#: slower or busier.
+IDLE_CALIBRATION = 0.0155
+#: Rounds of the calibration workload's loop.
+_CALIBRATION_ROUNDS = 200_000
 
 
-def run(coro: Coroutine[Any, Any, T], *, bound: float = BOUND) -> T:
-    """Run *coro* in a fresh loop, failing after *bound* seconds (``BOUND`` by default).
+def calibration_workload() -> float:
+    """Wall-clock seconds a fixed piece of pure-Python work takes here, now.
 
-    The bound catches a hang; a test whose work alone takes seconds of CPU
-    passes a larger one, so a busy machine cannot fail it.
+    It neither waits nor allocates, so it is slower only when the machine is
+    slower or gives this process less of its CPU.
+    """
+    started = time.perf_counter()
+    total = 0
+    for number in range(_CALIBRATION_ROUNDS):
+        total += number * number % 7
+    assert total > 0
+    return time.perf_counter() - started
+
+
+@functools.cache
+def slowdown() -> float:
+    """How many times slower than the idle 2-core machine this one runs now, at least 1.
+
+    The median of three calibration runs, once a process, times
+    ``DSH_TEST_PATIENCE`` when set (for a machine busier than any calibration
+    shows, such as one whose load comes and goes).
+    """
+    measured = statistics.median(calibration_workload() for _ in range(3))
+    extra = float(os.environ.get("DSH_TEST_PATIENCE") or 1.0)
+    return max(1.0, measured / IDLE_CALIBRATION) * max(1.0, extra)
+
+
+def patience(idle_seconds: float) -> float:
+    """How long to wait for what takes at most *idle_seconds* on the idle machine.
+
+    A bound that only ends a red run (a hang must fail, and a red run must
+    end): ``PATIENCE_MARGIN`` times *idle_seconds*, times :func:`slowdown`.
+    It never judges speed: nothing that passes within it is slow, and a test
+    whose outcome depends on how fast the machine is does not belong here.
+    """
+    return idle_seconds * PATIENCE_MARGIN * slowdown()
+
+
+#: The longest an ordinary wait of a test takes on the idle machine, in seconds.
+IDLE_BOUND = 5.0
+#: No test waits longer than this for anything ordinary; a hang fails instead.
+BOUND = patience(IDLE_BOUND)
+
+
+def run(coro: Coroutine[Any, Any, T], *, bound: float = IDLE_BOUND) -> T:
+    """Run *coro* in a fresh loop, failing once :func:`patience` for *bound* seconds has passed.
+
+    *bound* is what the work takes at most on the idle machine (``IDLE_BOUND``
+    by default); the wait is patient beyond it (:func:`patience`), so the
+    bound catches a hang and a busy machine cannot fail a test by it.
     """
 
     async def bounded() -> T:
-        async with asyncio.timeout(bound):
+        async with asyncio.timeout(patience(bound)):
             return await coro
 
     return asyncio.run(bounded())

@@ -314,3 +314,83 @@ def test_a_store_out_of_reach_raises_store_failed_and_leaves_the_ask(tmp_path: P
             assert await service.ask(request) == NO
 
     run(main(), bound=30)
+
+
+class Patient:
+    """A provider that answers once its request's signal has aborted, and says if it was cancelled."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self.waiting = asyncio.Event()
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        signal = request.get("signal")
+        assert signal is not None
+        aborted = asyncio.Event()
+        signal.add_listener(lambda _signal: aborted.set())
+        self.waiting.set()
+        try:
+            await aborted.wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        return {"answers": [{"id": "q", "selected": [], "custom": "kept"}]}
+
+
+def test_a_service_that_leaves_aborts_to_its_provider_does_not_interrupt_it() -> None:
+    """DUR-AGREE-2: with ``enforce_aborts=False`` an abort reaches the provider through its signal only.
+
+    The provider's outcome is the ask's; a signal aborted before ``ask()``
+    still raises ``ASK_ABORTED`` at stage 1, and the default service still
+    interrupts.
+    """
+
+    async def main() -> None:
+        leaving = UserInteractionService(enforce_aborts=False)
+        provider = Patient()
+        leaving.register_provider(provider)
+        controller = AbortController()
+        request: AskUserQuestionRequest = {
+            "questions": [{"id": "q", "question": "Go?"}],
+            "signal": controller.signal,
+        }
+        asking = asyncio.ensure_future(leaving.ask(request))
+        await provider.waiting.wait()
+        controller.abort()
+        assert await asking == {"answers": [{"id": "q", "selected": [], "custom": "kept"}]}
+        assert not provider.cancelled
+        with pytest.raises(UserInteractionError) as early:
+            await leaving.ask(request)
+        assert early.value.code is ErrorCode.ASK_ABORTED
+
+        enforcing = UserInteractionService()
+        interrupted = Patient()
+        enforcing.register_provider(interrupted)
+        other = AbortController()
+        asking = asyncio.ensure_future(enforcing.ask({**request, "signal": other.signal}))
+        await interrupted.waiting.wait()
+        other.abort()
+        with pytest.raises(UserInteractionError) as late:
+            await asking
+        assert late.value.code is ErrorCode.ASK_ABORTED
+
+    run(main())
+
+
+def test_a_strict_service_leaving_deadlines_accepts_the_recorded_defaults(tmp_path: Path) -> None:
+    """POL-DEFAULT-3 with ``enforce_deadlines=False``: a store's record of the defaults is accepted.
+
+    Asked again after its deadline, the ask returns the defaults the store
+    recorded, marked ``defaulted``, instead of ``BAD_ANSWER``.
+    """
+    path = tmp_path / "asks.db"
+
+    async def main() -> None:
+        async with opened(path) as store:
+            service = agent_service()
+            service.register_provider(DurableProvider(store, via="agent"))
+            request = deadline_request("r", seconds=0.05)
+            assert await service.ask(request) == DEFAULTS
+            assert await service.ask(request) == DEFAULTS
+
+    run(main(), bound=30)

@@ -30,7 +30,7 @@ from dsh_user_interaction.durable import DurableProvider, Outcome, SQLiteStore, 
 from .disks import fill, read_only, small_disk
 from .helpers import BOUND, run
 
-#: The tables of version 1.x of this package, which wrote no layout version.
+#: The tables of versions 0.3 and earlier of this package, which wrote no layout version.
 _LAYOUT_0 = """
 CREATE TABLE IF NOT EXISTS dsh_asks (
     ask_id TEXT PRIMARY KEY NOT NULL,
@@ -133,7 +133,7 @@ def test_a_tampered_layout_is_refused_at_the_opening(tmp_path: Path, version: in
 
 
 def test_a_file_of_the_unversioned_layout_is_migrated_and_keeps_its_asks(tmp_path: Path) -> None:
-    """DUR-LAYOUT-1: a 1.x file (user_version 0) opens, is stamped version 1, and loses nothing."""
+    """DUR-LAYOUT-1: a 0.3 file (user_version 0) opens, is stamped version 1, and loses nothing."""
     path = tmp_path / "asks.db"
     with sqlite3.connect(path, isolation_level=None) as db:
         db.executescript(_LAYOUT_0)

@@ -242,7 +242,7 @@ class UserInteractionService:
     pending provider when the request's signal aborts (``SVC-ABORT-1``).
     Set it, with *enforce_deadlines*, to false only for a provider that ends
     its asks itself and must not be cut short, such as a durable provider,
-    whose outcome is the one its store records (``POL-LEAVE-1``); a signal
+    whose outcome is the one its store records (``DUR-AGREE-2``); a signal
     already aborted when ``ask()`` is called still raises ``ASK_ABORTED``.
 
     *cancel_grace* (0.25 s by default, at most 1 s) is how long a provider

@@ -79,7 +79,7 @@ class Wrapped:
 
     async def execute(self, sql: str, *parameters: object) -> None:
         """Run one statement on the store's own connection, as its methods do."""
-        await self.inner._run(lambda db: db.execute(sql, parameters))
+        await self.inner._run(lambda db: db.execute(sql, parameters), "run a statement")
 
 
 class _Subject:
@@ -239,7 +239,7 @@ class PurgesByAskTime(Wrapped):
         def work(db: sqlite3.Connection) -> int:
             return db.execute("DELETE FROM dsh_asks WHERE asked_at < ?", (settled_before,)).rowcount
 
-        return await self.inner._run(work)
+        return await self.inner._run(work, "purge the settled asks")
 
 
 def _mangled(text: str | None) -> str | None:

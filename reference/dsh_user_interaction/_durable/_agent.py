@@ -33,7 +33,7 @@ Design notes:
   second at most, to end the ask; a store slower than that leaves the call
   behind and the service answers alone, possibly not what the store then
   records. An agent's service on this provider is therefore built with
-  ``enforce_deadlines=False, enforce_aborts=False`` (``POL-LEAVE-1``): it
+  ``enforce_deadlines=False, enforce_aborts=False`` (``DUR-AGREE-2``): it
   leaves both to the provider, which never leaves an ask unanswered.
   The seam's contract is unchanged for every other provider.
 """
@@ -188,7 +188,7 @@ class DurableProvider:
     default); then the call raises ``STORE_FAILED`` and the ask stays
     pending. Register it on a service built with ``enforce_deadlines=False,
     enforce_aborts=False``, which leaves both to this provider
-    (``POL-LEAVE-1``).
+    (``DUR-AGREE-2``).
 
     >>> import asyncio, tempfile, os
     >>> from dsh_user_interaction import UserInteractionService

@@ -20,7 +20,7 @@ Design notes:
   at once.
 * The layout's version is the file's ``PRAGMA user_version``
   (``DUR-LAYOUT-1``): written when the tables are created, read at every
-  opening. A file of layout 0 (the tables of version 1.x of this package,
+  opening. A file of layout 0 (the tables of versions 0.3 and earlier of this package,
   which wrote no version) is checked and stamped in one transaction; a
   newer version, or tables that are not the layout their version names (a
   renamed column, say), are refused at the opening with ``STORE_FAILED``,
@@ -433,7 +433,7 @@ def _open(db: sqlite3.Connection) -> None:
             for statement in _SCHEMA.split(";"):
                 db.execute(statement)
         else:
-            # Layout 0: the tables of 1.x, without a version. They are layout 1's.
+            # Layout 0: the tables of 0.3 and earlier, without a version: layout 1's.
             _check_layout(db, version)
         db.execute(f"PRAGMA user_version = {LAYOUT_VERSION}")
         db.execute("COMMIT")

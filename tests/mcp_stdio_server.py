@@ -19,6 +19,8 @@ What it reads from the environment:
   the schema ``DSH_TEST_STATE_LEDGER_SCHEMA`` (else the extra's default).
   Anything else is the path of a SQLite file: a
   :class:`~dsh_user_interaction.extra.mcp.SQLiteLedger` on it.
+* ``DSH_TEST_ANSWER_WITHIN``: seconds, passed to the tool as
+  ``answer_within=`` (else none): each ask's time limit.
 """
 
 from __future__ import annotations
@@ -69,6 +71,11 @@ def ledger_from(environment: Mapping[str, str]) -> StateLedger | None:
 
 
 LEDGER = ledger_from(os.environ)
+#: The environment variable holding the tool's ``answer_within=``, in seconds (else none).
+ANSWER_WITHIN_VARIABLE = "DSH_TEST_ANSWER_WITHIN"
+ANSWER_WITHIN = (
+    float(os.environ[ANSWER_WITHIN_VARIABLE]) if os.environ.get(ANSWER_WITHIN_VARIABLE) else None
+)
 
 service = UserInteractionService()
 service.register_provider(McpElicitationProvider())
@@ -89,7 +96,9 @@ async def call_tool(
     ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult | types.InputRequiredResult:
     async def body() -> types.CallToolResult:
-        result = await ask_user_question(service, params.arguments or {})
+        result = await ask_user_question(
+            service, params.arguments or {}, answer_within=ANSWER_WITHIN
+        )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error
         )

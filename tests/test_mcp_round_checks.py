@@ -86,6 +86,9 @@ def test_the_round_trip_statements_and_their_checks_agree() -> None:
         ROOT / "reference" / "dsh_user_interaction" / "extra" / "mcp" / "_round_checks.py",
         ROOT / "tests" / "test_mcp_rounds.py",
         ROOT / "tests" / "test_mcp_principal.py",
+        ROOT / "tests" / "test_mcp_time.py",
+        ROOT / "tests" / "test_mcp_ledger.py",
+        ROOT / "tests" / "test_mcp_limits.py",
         ROOT / "tests" / "gallery" / "mcp.py",
     ]
     cited = set(re.findall(r"MCP-ROUND-\d+", "".join(p.read_text() for p in sources)))

@@ -10,6 +10,7 @@ twice, has expired, was tampered with, or answers another form.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import os
@@ -58,6 +59,7 @@ from dsh_user_interaction.extra.mcp import (
     run_tool,
     tool_call,
 )
+from dsh_user_interaction.extra.mcp._ledger import FORGET_AFTER
 from dsh_user_interaction.extra.mcp.testing import mcp_round_trip_subject
 from dsh_user_interaction.extra.postgres.testing import ServerUnavailable, shared_server
 from dsh_user_interaction_conformance import run_suite
@@ -446,6 +448,7 @@ def test_every_form_has_a_digest_and_another_form_another() -> None:
 
 
 _WORKER = Path(__file__).with_name("mcp_stdio_server.py")
+ROOT = Path(__file__).resolve().parents[1]
 _ASK: Any = {"questions": [MODE]}
 
 
@@ -704,7 +707,7 @@ def test_a_state_used_on_one_worker_is_refused_by_another_sharing_the_ledger(
 
 @given(st.lists(st.sampled_from(["a", "b", "c"]), max_size=12))
 def test_a_ledger_says_yes_once_per_nonce(nonces: list[str]) -> None:
-    """Both ledgers accept each nonce once, and forget a nonce whose state has expired."""
+    """Both ledgers accept each nonce once."""
 
     async def main(ledger: StateLedger) -> list[bool]:
         return [await ledger.use(nonce, time.time() + 60) for nonce in nonces]
@@ -715,15 +718,15 @@ def test_a_ledger_says_yes_once_per_nonce(nonces: list[str]) -> None:
             assert run(main(ledger)) == expected
 
 
-def test_a_ledger_forgets_an_expired_state_and_two_workers_race_once(tmp_path: Path) -> None:
-    """An expired nonce is forgotten; of two uses at once through one file, one wins."""
+def test_a_ledger_forgets_a_long_expired_state_and_two_workers_race_once(tmp_path: Path) -> None:
+    """A nonce long expired is forgotten; of two uses at once through one file, one wins."""
 
     async def main() -> None:
         path = tmp_path / "states.db"
         first, second = SQLiteLedger(path), SQLiteLedger(path)
-        assert await first.use("old", time.time() - 1)
+        assert await first.use("old", time.time() - FORGET_AFTER - 1)
         assert await second.use("fresh", time.time() + 60)
-        # "old" expired: forgotten at the next use, and then new to the ledger.
+        # "old" expired longer ago than the margin: forgotten, and then new to the ledger.
         assert await first.use("old", time.time() + 60)
         won = await asyncio.gather(
             *(ledger.use("race", time.time() + 60) for ledger in (first, second) * 4)
@@ -749,3 +752,20 @@ def test_the_process_ledger_says_yes_once_to_loops_on_several_threads() -> None:
     for thread in threads:
         thread.join(10)
     assert sorted(won) == [False] * 7 + [True]
+
+
+def test_the_provider_and_the_rounds_import_in_one_direction() -> None:
+    """``_rounds`` imports neither the provider nor ``run_tool``; the provider not ``run_tool``."""
+    folder = ROOT / "reference" / "dsh_user_interaction" / "extra" / "mcp"
+
+    def imported(name: str) -> set[str]:
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        return {
+            node.module or ""
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1
+        }
+
+    assert not {"_provider", "_run_tool"} & imported("_rounds")
+    assert "_rounds" in imported("_provider")
+    assert "_run_tool" not in imported("_provider")

@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Final, cast, final
 
-__all__ = ["AbortController", "AbortError", "AbortSignal"]
+__all__ = ["AbortController", "AbortError", "AbortSignal", "times_out_at"]
 
 #: A listener receives the signal that aborted.
 AbortListener = Callable[["AbortSignal"], object]
@@ -374,6 +374,26 @@ class AbortController:
 
     def __repr__(self) -> str:
         return f"<AbortController signal={self._signal!r}>"
+
+
+def times_out_at(signal: AbortSignal) -> float | None:
+    """When a timeout aborts *signal*, in the running loop's time; ``None`` when none will.
+
+    A signal of :meth:`AbortSignal.timeout` has one timer; one of
+    :meth:`AbortSignal.any` aborts with the first of its sources' timers. A
+    signal that has aborted, or that only a controller can abort, has none.
+    A bridge that asks across rounds (the MCP extra on revision 2026-07-28)
+    reads it to carry the moment to the next round.
+    """
+    if signal.aborted:
+        return None
+    sources = signal._sources if signal._dependent else (signal,)  # noqa: SLF001 - this module's signal
+    moments = [
+        timer.handle.when()
+        for source in sources
+        if (timer := source._timer) is not None and timer.handle is not None  # noqa: SLF001
+    ]
+    return min(moments, default=None)
 
 
 @final

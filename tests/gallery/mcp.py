@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
+import time
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -34,6 +37,7 @@ from dsh_user_interaction.extra.mcp import (
     run_tool,
 )
 from dsh_user_interaction.extra.mcp._rounds import Rounds
+from dsh_user_interaction.extra.mcp._run_tool import run_rounds
 from dsh_user_interaction.extra.mcp.testing import (
     CAPABILITIES,
     RunTool,
@@ -365,6 +369,128 @@ uses_unasked_answers = _broken(
 )
 
 
+forgets_time_limits = _broken(
+    "Carries no ask's time limit: each round's body starts its timeout or deadline afresh.",
+    state=lambda fields: {**fields, "t": {}},
+)
+
+
+class _Racy:
+    """A ledger that reads, then marks in a second step: two retries at once both pass the read."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+
+    async def use(self, nonce: str, expires: float) -> bool:
+        if nonce in self._used:
+            return False
+        await asyncio.sleep(0.01)  # the write, a round trip after the read
+        self._used.add(nonce)
+        return True
+
+
+races_on_one_state = _broken(
+    "Checks a nonce, then marks it in another step: two retries with one state both run.",
+    fixed_ledger=_Racy(),
+)
+
+
+def _resumes_by_arguments() -> RunTool:
+    # What each server's calls last brought, by their tool's arguments.
+    memories: weakref.WeakKeyDictionary[object, dict[str, tuple[dict[str, Any], dict[str, Any]]]]
+    memories = weakref.WeakKeyDictionary()
+
+    async def resumes_by_arguments(
+        context: Context,
+        body: Callable[[], Awaitable[str]],
+        *,
+        params: types.CallToolRequestParams | None = None,
+        ttl: float = DEFAULT_STATE_TTL,
+        ledger: StateLedger | None = None,
+    ) -> str | types.InputRequiredResult:
+        """Resumes a call by its tool's arguments when a retry brings no state."""
+        wire = context.request_context.params or {}
+        arguments = json.dumps([wire.get("name"), wire.get("arguments")], sort_keys=True)
+        memory = memories.setdefault(context.mcp_server, {})
+        plain = context.request_state
+        if plain is not None:
+            memory[arguments] = (json.loads(plain), dict(context.input_responses or {}))
+        elif arguments in memory:
+            fields, given = memory[arguments]
+            fresh = {**fields, "n": secrets.token_hex(16), "exp": time.time() + ttl}
+            params = types.CallToolRequestParams(
+                name="resumed", request_state=json.dumps(fresh), input_responses=given
+            )
+        return await run_tool(context, body, params=params, ttl=ttl, ledger=ledger)
+
+    return resumes_by_arguments
+
+
+resumes_by_arguments = _resumes_by_arguments()
+
+
+def _expired_afresh(fields: dict[str, Any]) -> dict[str, Any] | None:
+    return None if fields["exp"] < time.time() and not fields["known"] else fields
+
+
+async def restarts_an_expired_state(
+    context: Context,
+    body: Callable[[], Awaitable[str]],
+    *,
+    params: types.CallToolRequestParams | None = None,
+    ttl: float = DEFAULT_STATE_TTL,
+    ledger: StateLedger | None = None,
+) -> str | types.InputRequiredResult:
+    """Takes an expired state with no answers yet for a new call instead of refusing it."""
+    plain = context.request_state
+    if plain is not None and _expired_afresh(json.loads(plain)) is None:
+        params = types.CallToolRequestParams(
+            name="restarted", input_responses=dict(context.input_responses or {})
+        )
+    return await run_tool(context, body, params=params, ttl=ttl, ledger=ledger)
+
+
+class _FormBlind(Rounds):
+    """A round that matches answers by key alone: a form changed under a key takes the old answer."""
+
+    def kept_for(self, key: str, digest: str) -> types.ElicitResult | None:
+        kept = self.known.get(key)
+        return None if kept is None else types.ElicitResult.model_validate(kept[1])
+
+    def response_for(self, key: str, digest: str) -> types.ElicitResult | None:
+        return super().response_for(key, self.asked.get(key, digest))
+
+
+async def ignores_form_changes(
+    context: Context,
+    body: Callable[[], Awaitable[str]],
+    *,
+    params: types.CallToolRequestParams | None = None,
+    ttl: float = DEFAULT_STATE_TTL,
+    ledger: StateLedger | None = None,
+) -> str | types.InputRequiredResult:
+    """Uses an answer for its key whatever form the body now asks under it."""
+    return await run_rounds(
+        context, body, params=params, ttl=ttl, ledger=ledger, rounds_type=_FormBlind
+    )
+
+
+async def reruns_after_last_answer(
+    context: Context,
+    body: Callable[[], Awaitable[str]],
+    *,
+    params: types.CallToolRequestParams | None = None,
+    ttl: float = DEFAULT_STATE_TTL,
+    ledger: StateLedger | None = None,
+) -> str | types.InputRequiredResult:
+    """Once the body has returned, runs it again on the same answers, "to be sure"."""
+    result = await run_tool(context, body, params=params, ttl=ttl, ledger=ledger)
+    if isinstance(result, types.InputRequiredResult) or context.request_state is None:
+        return result
+    again = _retried(context, state=lambda fields: {**fields, "n": secrets.token_hex(16)})
+    return await run_tool(context, body, params=again, ttl=ttl, ledger=ledger)
+
+
 #: name -> (the broken run_tool, the requirements the round-trip checks may name, first the usual)
 BROKEN_RUN_TOOLS: dict[str, tuple[RunTool, tuple[str, ...]]] = {
     "forgets-kept-answers": (forgets_kept_answers, ("MCP-ROUND-1",)),
@@ -375,4 +501,11 @@ BROKEN_RUN_TOOLS: dict[str, tuple[RunTool, tuple[str, ...]]] = {
     "uses-unasked-answers": (uses_unasked_answers, ("MCP-ROUND-2",)),
     "accepts-replays": (accepts_replays, ("MCP-ROUND-3",)),
     "ignores-ttl": (ignores_ttl, ("MCP-ROUND-4",)),
+    "forgets-time-limits": (forgets_time_limits, ("MCP-ROUND-6",)),
+    # Two retries both accepted; when the second was the last round, the body ran twice.
+    "races-on-one-state": (races_on_one_state, ("MCP-ROUND-3", "MCP-ROUND-8")),
+    "resumes-by-arguments": (resumes_by_arguments, ("MCP-ROUND-2",)),
+    "restarts-an-expired-state": (restarts_an_expired_state, ("MCP-ROUND-4",)),
+    "ignores-form-changes": (ignores_form_changes, ("MCP-ROUND-2",)),
+    "reruns-after-last-answer": (reruns_after_last_answer, ("MCP-ROUND-8",)),
 }

@@ -36,13 +36,17 @@ from ._provider import REASON_META_KEY as REASON_META_KEY
 from ._provider import McpElicitationProvider as McpElicitationProvider
 from ._provider import ToolCallContext as ToolCallContext
 from ._provider import tool_call as tool_call
+from ._rounds import DEFAULT_MAX_ANSWERS as DEFAULT_MAX_ANSWERS
+from ._rounds import DEFAULT_MAX_STATE_BYTES as DEFAULT_MAX_STATE_BYTES
 from ._rounds import DEFAULT_STATE_TTL as DEFAULT_STATE_TTL
 from ._rounds import ROUND_TRIP_VERSION as ROUND_TRIP_VERSION
-from ._rounds import run_tool as run_tool
+from ._run_tool import run_tool as run_tool
 
 __all__ = [
     "ASK_META_KEY",
     "DEFAULT_KEY",
+    "DEFAULT_MAX_ANSWERS",
+    "DEFAULT_MAX_STATE_BYTES",
     "DEFAULT_STATE_TTL",
     "PROTOCOL_VERSION",
     "REASON_META_KEY",

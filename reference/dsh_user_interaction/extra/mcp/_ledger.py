@@ -12,8 +12,13 @@ far "once" reaches:
   transaction, so of two workers that get the same state at once exactly
   one wins.
 
-A ledger forgets a nonce once its state has expired, since the expiry alone
-refuses it from then on.
+A ledger forgets a nonce ``FORGET_AFTER`` (600) seconds after its state has
+expired, never at the moment of expiry: ``run_tool`` reads the expiry before
+it marks the nonce, and a mark that waits (on another worker's write lock,
+say) may land after the expiry. Forgotten then, a used nonce would be new
+to the ledger, and a state replayed just before it expired accepted again.
+The margin also covers clocks of workers that differ by less than it, as in
+the PostgreSQL ledger.
 """
 
 from __future__ import annotations
@@ -25,10 +30,12 @@ import threading
 import time
 from typing import Final, Protocol
 
-__all__ = ["ProcessLedger", "SQLiteLedger", "StateLedger"]
+__all__ = ["FORGET_AFTER", "ProcessLedger", "SQLiteLedger", "StateLedger"]
 
 #: Seconds a SQLite write waits for another worker's before it fails.
 _BUSY_SECONDS: Final = 10.0
+#: Seconds after its state expired that a nonce is forgotten: longer than any wait to mark it.
+FORGET_AFTER: Final = 600.0
 
 
 class StateLedger(Protocol):
@@ -36,7 +43,9 @@ class StateLedger(Protocol):
 
     ``use`` must be atomic across everyone who shares the ledger: of two
     calls with one nonce, exactly one returns ``True``. *expires* is when the
-    state expires (seconds since the epoch); the nonce may be forgotten after.
+    state expires (seconds since the epoch); the nonce must be refused for as
+    long as the state could still be presented, so a ledger forgets it only a
+    margin after (``FORGET_AFTER``), never at *expires*.
     """
 
     async def use(self, nonce: str, expires: float) -> bool: ...
@@ -53,10 +62,10 @@ class ProcessLedger:
         self._lock = threading.Lock()
 
     async def use(self, nonce: str, expires: float) -> bool:
-        """Mark *nonce* used; ``False`` when it already was. Forgets expired ones."""
-        now = time.time()
+        """Mark *nonce* used; ``False`` when it already was. Forgets long-expired ones."""
+        forget_before = time.time() - FORGET_AFTER
         with self._lock:
-            for old in [n for n, until in self._used.items() if until < now]:
+            for old in [n for n, until in self._used.items() if until < forget_before]:
                 del self._used[old]
             if nonce in self._used:
                 return False
@@ -95,7 +104,8 @@ class SQLiteLedger:
             connection.execute("BEGIN IMMEDIATE")
             try:
                 connection.execute(
-                    "DELETE FROM dsh_used_request_states WHERE expires < ?", (time.time(),)
+                    "DELETE FROM dsh_used_request_states WHERE expires < ?",
+                    (time.time() - FORGET_AFTER,),
                 )
                 added = connection.execute(
                     "INSERT OR IGNORE INTO dsh_used_request_states (nonce, expires) VALUES (?, ?)",

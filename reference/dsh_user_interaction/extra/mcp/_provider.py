@@ -32,11 +32,12 @@ Invariants (the ``ask()`` of one request goes through them in order):
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
+from typing import Any, Final, TypeAlias, cast
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -56,9 +57,7 @@ from dsh_user_interaction import (
 
 from ._errors import ElicitationCancelled, ElicitationUnsupported
 from ._form import Form, answer_of_content, form_of
-
-if TYPE_CHECKING:
-    from ._rounds import Rounds
+from ._rounds import Rounds
 
 __all__ = [
     "ASK_META_KEY",
@@ -302,13 +301,24 @@ class McpElicitationProvider:
     ) -> AskUserQuestionAnswer:
         """Revision 2026-07-28: the answer a round gave, or an input request and a wait.
 
-        The wait ends when the round does (``run_tool`` cancels the body), or
-        with ``ASK_ABORTED`` when the signal aborts first.
+        The wait ends when the round does (``run_tool`` cancels the body),
+        or with ``ASK_ABORTED`` when the signal aborts first (within a round,
+        the service's own timers end it as on any connection). Once the
+        ask's time limit, fixed in the round that first asked it, has passed,
+        the ask ends as time running out ends it, and an answer a retry
+        brings then is late (``_rounds.py``, Rule 5).
         """
         key = rounds.key_of(request)
         digest = form.digest
-        given = rounds.answer_for(key, digest)
+        kept = rounds.kept_for(key, digest)
+        if kept is not None:
+            return self._read(request, form, kept)
+        limit = rounds.time_of(key, request)
+        given = rounds.response_for(key, digest)
+        if limit is not None and limit <= time.time():
+            return self._time_ran_out(request, form, given)
         if given is not None:
+            rounds.keep(key, digest, given)
             return self._read(request, form, given)
         self._numbers += 1
         pending = _Pending(self._numbers, request)
@@ -323,6 +333,24 @@ class McpElicitationProvider:
             remove()
             self._pending.remove(pending)
         raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
+
+    def _time_ran_out(
+        self, request: AskUserQuestionRequest[Any], form: Form, late: types.ElicitResult | None
+    ) -> AskUserQuestionAnswer:
+        """How an ask ends whose time limit passed before a retry (Rule 5): timed out.
+
+        ``ASK_ABORTED``, timed out (``POL-TIMEOUT-1``), with the text a
+        legacy connection gives when the limit passes. A *late* answer the
+        retry brought is kept on the error, and never replaced by the
+        request's defaults (``POL-DEFAULT-1``).
+        """
+        kept: object | None = None
+        if late is not None and late.action == "accept":
+            try:
+                kept = self._read(request, form, late)
+            except UserInteractionError as error:
+                kept = error.answer
+        raise UserInteractionError.timed_out_error(answer=kept)
 
     async def _send(self, call: Call, params: types.ElicitRequestFormParams) -> types.ElicitResult:
         return await call.session.send_request(

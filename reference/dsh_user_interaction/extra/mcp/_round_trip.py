@@ -37,7 +37,8 @@ from dsh_user_interaction_conformance import Subject, with_capabilities
 from ._connection import end_runner
 from ._driver import CAPABILITIES, CAPABILITIES_WITHOUT_CUSTOM_TEXT, ElicitationDriver, Human
 from ._provider import McpElicitationProvider, abort_future
-from ._rounds import ROUND_TRIP_VERSION, run_tool
+from ._rounds import ROUND_TRIP_VERSION
+from ._run_tool import run_tool
 
 __all__ = [
     "ROUND_TRIP_TOOL",

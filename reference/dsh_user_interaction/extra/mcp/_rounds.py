@@ -1,13 +1,19 @@
-"""Asks across round trips: the input-required results of MCP revision 2026-07-28.
+"""Asks across round trips: the round state of MCP revision 2026-07-28.
 
-Design notes (the invariants this module keeps):
+This module holds what a round knows and what its ``requestState`` carries
+(:class:`Rounds`); :func:`~dsh_user_interaction.extra.mcp.run_tool`
+(``_run_tool.py``) runs a tool's body in rounds, and the provider
+(``_provider.py``) asks through them. Imports go one way: ``_run_tool`` uses
+``_provider``, which uses this module, which uses neither.
+
+Design notes (the invariants these modules keep):
 
 Rule 1: one code path. Revision 2026-07-28 has no server-initiated
 requests: a tool call that needs the user's input ends with an
 ``InputRequiredResult`` (its input requests, keyed, and a ``requestState``),
 the client asks its user, then calls the tool again with the answers
 (``inputResponses``) and the state echoed, and the tool's body runs again
-from the top. :func:`run_tool` runs a tool's body either way. On a
+from the top. :func:`~dsh_user_interaction.extra.mcp.run_tool` runs a tool's body either way. On a
 connection that can send requests (the revisions before 2026-07-28) it is
 :func:`~dsh_user_interaction.extra.mcp.tool_call` around the body, and each
 ask is one ``elicitation/create`` request. On 2026-07-28 it runs the body in
@@ -42,6 +48,23 @@ ask is pending on the server: a client that never retries leaves nothing
 behind, and a retry may reach a restarted server. Each round is a separate
 ``ask()`` to the seam, so observers hear one ask per round, each round but
 the last cancelled.
+
+Rule 5: time holds across rounds. An ask's wait ends at a moment fixed in
+the round that first asks it (for the first ask, when the call first runs):
+the first of its request's ``deadline`` and its signal's timeout
+(``AbortSignal.timeout``, alone or in ``AbortSignal.any``), as an absolute
+time carried in the state. A later round keeps that moment, whatever the
+body's fresh signal or deadline says. An answer a retry brings after it is
+late, and the ask ends as time running out ends it: ``ASK_ABORTED``, timed
+out, the late answer kept on the error (never replaced by the request's
+defaults: the service answers with those only on its own clock). Within a
+round, the service's own timers end the ask as on any connection.
+
+Rule 6: a state carries bounded data. A round whose state would keep more
+answers than ``max_answers``, or be larger than ``max_state_bytes`` before
+sealing, is refused with ``INVALID_PARAMS`` and a message that names the
+limit: the client would otherwise send the state back, growing, on every
+later round.
 """
 
 from __future__ import annotations
@@ -52,40 +75,79 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, cast
 
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import is_version_at_least
 from pydantic import ValidationError
 
 from dsh_user_interaction import AskUserQuestionRequest
+from dsh_user_interaction._abort import times_out_at
+from dsh_user_interaction._deadline import deadline_of
 from dsh_user_interaction._durable._store import ASK_ID_KEY
 
-from ._ledger import ProcessLedger, StateLedger
-from ._provider import CURRENT_CALL, ToolCallContext, call_of, tool_call
+from ._ledger import StateLedger
 
-__all__ = ["DEFAULT_STATE_TTL", "ROUND_TRIP_VERSION", "Rounds", "run_tool"]
-
-T = TypeVar("T")
+__all__ = [
+    "DEFAULT_MAX_ANSWERS",
+    "DEFAULT_MAX_STATE_BYTES",
+    "DEFAULT_STATE_TTL",
+    "ROUND_TRIP_VERSION",
+    "Rounds",
+    "StateLimits",
+    "time_limit_of",
+]
 
 #: The first protocol revision whose tool calls take input in rounds.
 ROUND_TRIP_VERSION: Final = "2026-07-28"
 #: How long a ``requestState`` is accepted after it was issued, in seconds (the SDK's default).
 DEFAULT_STATE_TTL: Final = 600.0
-#: Loop steps a round waits, once an ask needs input, for the body's other asks to need it too.
-_GATHER_STEPS: Final = 5
+#: How many answers a ``requestState`` keeps at most, by default (Rule 6).
+DEFAULT_MAX_ANSWERS: Final = 100
+#: How large a ``requestState`` may be, by default, in bytes of its JSON before sealing (Rule 6).
+DEFAULT_MAX_STATE_BYTES: Final = 256 * 1024
 _STATE_FORMAT: Final = 1
-
-#: The ledger of ``run_tool`` calls that name none: this process's memory.
-_PROCESS_LEDGER: Final = ProcessLedger()
 
 
 def _refused(why: str) -> MCPError:
     return MCPError(types.INVALID_PARAMS, f"requestState refused: {why}")
+
+
+def time_limit_of(request: AskUserQuestionRequest[Any]) -> float | None:
+    """When *request*'s wait ends as this round sees it: the first of its deadline and its timeout.
+
+    Seconds since the epoch, as :func:`time.time` gives; ``None`` when
+    neither can end it (no ``deadline``, and a signal that only a controller
+    aborts, or none).
+    """
+    moments: list[float] = []
+    deadline = deadline_of(request)
+    if deadline is not None:
+        moments.append(deadline)
+    signal = request.get("signal")
+    fires = None if signal is None else times_out_at(signal)
+    if fires is not None:
+        moments.append(time.time() + (fires - asyncio.get_running_loop().time()))
+    return min(moments, default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class StateLimits:
+    """What a ``requestState`` may carry (Rule 6): answers kept, and its size before sealing."""
+
+    max_answers: int = DEFAULT_MAX_ANSWERS
+    max_bytes: int = DEFAULT_MAX_STATE_BYTES
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("max_answers", cast("object", self.max_answers)),
+            ("max_state_bytes", cast("object", self.max_bytes)),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                msg = f"{name} must be a positive int, got {value!r}"
+                raise ValueError(msg)
 
 
 @dataclass(eq=False)
@@ -98,6 +160,9 @@ class Rounds:
     asked: dict[str, str] = field(default_factory=dict[str, str])
     #: This round's responses, by key.
     responses: Mapping[str, object] = field(default_factory=dict[str, object])
+    #: When the wait of each ask not yet answered ends (seconds since the epoch), fixed
+    #: in the round that first asked it.
+    times: dict[str, float] = field(default_factory=dict[str, float])
     #: The input requests this round needs, by key, with their form digests.
     needed: dict[str, tuple[str, types.ElicitRequestFormParams]] = field(
         default_factory=dict[str, Any]
@@ -131,11 +196,13 @@ class Rounds:
             rounds.call = call
             known = cast("dict[str, list[Any]]", fields["known"])
             asked = cast("dict[str, str]", fields["asked"])
+            times = cast("dict[str, Any]", fields.get("t", {}))
             rounds.known = {
                 str(key): (str(value[0]), cast("dict[str, Any]", value[1]))
                 for key, value in known.items()
             }
             rounds.asked = {str(key): str(digest) for key, digest in asked.items()}
+            rounds.times = {str(key): float(moment) for key, moment in times.items()}
         except (ValueError, TypeError, KeyError, IndexError, AttributeError):
             raise _refused("it is not a state this server issued") from None
         if not math.isfinite(expires) or expires < time.time():
@@ -155,24 +222,40 @@ class Rounds:
         number = next(self._numbers)
         return ask_id if isinstance(ask_id, str) and ask_id else f"ask-{number}.{self.call}"
 
-    def answer_for(self, key: str, digest: str) -> types.ElicitResult | None:
-        """The answer to the ask *key* with the form *digest*, if a round gave it (Rule 2)."""
-        if key in self.responses and self.asked.get(key) == digest:
-            response = self.responses[key]
-            try:
-                result = types.ElicitResult.model_validate(
-                    response.model_dump(by_alias=True, exclude_none=True)
-                    if isinstance(response, types.Result)
-                    else response
-                )
-            except ValidationError:
-                return None  # not an answer to a form: asked again
-            self.known[key] = (digest, result.model_dump(by_alias=True, exclude_none=True))
-            return result
+    def time_of(self, key: str, request: AskUserQuestionRequest[Any]) -> float | None:
+        """When the wait of ask *key* ends: as a round carried it, or as *request* says (Rule 5)."""
+        limit = self.times.get(key)
+        if limit is None:
+            limit = time_limit_of(request)
+            if limit is not None:
+                self.times[key] = limit
+        return limit
+
+    def kept_for(self, key: str, digest: str) -> types.ElicitResult | None:
+        """The answer an earlier round gave ask *key* with the form *digest* (Rule 2)."""
         kept = self.known.get(key)
         if kept is not None and kept[0] == digest:
             return types.ElicitResult.model_validate(kept[1])
         return None
+
+    def response_for(self, key: str, digest: str) -> types.ElicitResult | None:
+        """This round's response to ask *key*, if the last round sent it the form *digest*."""
+        if key not in self.responses or self.asked.get(key) != digest:
+            return None
+        response = self.responses[key]
+        try:
+            return types.ElicitResult.model_validate(
+                response.model_dump(by_alias=True, exclude_none=True)
+                if isinstance(response, types.Result)
+                else response
+            )
+        except ValidationError:
+            return None  # not an answer to a form: asked again
+
+    def keep(self, key: str, digest: str, result: types.ElicitResult) -> None:
+        """Keep *result* as ask *key*'s answer for the rounds after this one."""
+        self.known[key] = (digest, result.model_dump(by_alias=True, exclude_none=True))
+        self.times.pop(key, None)
 
     def need(self, key: str, digest: str, params: types.ElicitRequestFormParams) -> None:
         """Ask *key* in this round's result."""
@@ -183,8 +266,15 @@ class Rounds:
         """*key* no longer needs input (its ask ended otherwise)."""
         self.needed.pop(key, None)
 
-    def result(self, ttl: float) -> types.InputRequiredResult:
-        """This round's result: what it needs, and a state with every answer so far."""
+    def result(self, ttl: float, limits: StateLimits) -> types.InputRequiredResult:
+        """This round's result: what it needs, and a state with every answer so far (Rule 6)."""
+        if len(self.known) > limits.max_answers:
+            msg = (
+                f"inputResponses refused: the call would keep {len(self.known)} answers, over "
+                f"this server's limit of {limits.max_answers} (run_tool's max_answers); "
+                "call the tool again from the start"
+            )
+            raise MCPError(types.INVALID_PARAMS, msg)
         state = {
             "v": _STATE_FORMAT,
             "n": secrets.token_hex(16),
@@ -192,90 +282,18 @@ class Rounds:
             "exp": time.time() + ttl,
             "known": {key: [digest, answer] for key, (digest, answer) in self.known.items()},
             "asked": {key: digest for key, (digest, _) in self.needed.items()},
+            "t": {key: moment for key, moment in self.times.items() if key not in self.known},
         }
+        text = json.dumps(state, separators=(",", ":"), ensure_ascii=True)
+        if len(text) > limits.max_bytes:
+            msg = (
+                f"inputResponses refused: the answers kept so far would make a requestState of "
+                f"{len(text)} bytes, over this server's limit of {limits.max_bytes} "
+                "(run_tool's max_state_bytes); call the tool again from the start, "
+                "with shorter answers"
+            )
+            raise MCPError(types.INVALID_PARAMS, msg)
         requests: dict[str, types.InputRequest] = {
             key: types.ElicitRequest(params=params) for key, (_, params) in self.needed.items()
         }
-        return types.InputRequiredResult(
-            input_requests=requests,
-            request_state=json.dumps(state, separators=(",", ":"), ensure_ascii=True),
-        )
-
-
-def _version_of(context: ToolCallContext) -> str:
-    if isinstance(context, ServerRequestContext):
-        return context.protocol_version
-    return context.protocol_version or ""
-
-
-def _input_of(
-    context: ToolCallContext, params: types.CallToolRequestParams | None
-) -> tuple[str | None, Mapping[str, object] | None]:
-    if params is not None:
-        return params.request_state, params.input_responses
-    if isinstance(context, ServerRequestContext):
-        msg = (
-            "run_tool() in a low-level tool handler on revision 2026-07-28 needs the "
-            "call's params, for its input responses and request state"
-        )
-        raise TypeError(msg)
-    return context.request_state, context.input_responses
-
-
-async def run_tool(
-    context: ToolCallContext,
-    body: Callable[[], Awaitable[T]],
-    *,
-    params: types.CallToolRequestParams | None = None,
-    ttl: float = DEFAULT_STATE_TTL,
-    ledger: StateLedger | None = None,
-) -> T | types.InputRequiredResult:
-    """Run a tool's *body*, whose asks go to the client of the tool call *context*.
-
-    On a connection that can send requests (revisions before 2026-07-28),
-    this awaits *body* inside :func:`~dsh_user_interaction.extra.mcp.tool_call`.
-    On 2026-07-28 it returns *body*'s result once every ask in it has its
-    answer, and until then an ``InputRequiredResult`` for the client to
-    answer and retry (see the module's rules): return what it returns.
-    *params* are the call's, needed only in a low-level handler (a
-    ``Context`` carries them). A state older than *ttl* seconds is refused,
-    as is one that *ledger* says was used (this process's memory by default;
-    a :class:`~dsh_user_interaction.extra.mcp.SQLiteLedger` that several
-    workers open refuses a state used by any of them).
-    """
-    if isinstance(ttl, bool) or not (math.isfinite(ttl) and ttl > 0):
-        msg = f"ttl must be a positive, finite number of seconds, got {ttl!r}"
-        raise ValueError(msg)
-    call = call_of(context)
-    if call.session.can_send_request or not is_version_at_least(
-        _version_of(context), ROUND_TRIP_VERSION
-    ):
-        with tool_call(context):
-            return await body()
-    state, responses = _input_of(context, params)
-    rounds = await Rounds.resume(state, responses, _PROCESS_LEDGER if ledger is None else ledger)
-    token = CURRENT_CALL.set(call.with_rounds(rounds))
-    try:
-        task: asyncio.Future[T] = asyncio.ensure_future(body())
-    finally:
-        CURRENT_CALL.reset(token)
-    waiting = asyncio.ensure_future(rounds.waiting.wait())
-    either: set[asyncio.Future[Any]] = {task, waiting}
-    try:
-        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-        for _ in range(_GATHER_STEPS):
-            if task.done():
-                break
-            await asyncio.sleep(0)  # the body's other asks, started together, need input too
-    except asyncio.CancelledError:
-        task.cancel()
-        await asyncio.wait({task})
-        raise
-    finally:
-        waiting.cancel()
-    if not task.done():
-        task.cancel()
-        await asyncio.wait({task})
-        if task.cancelled():
-            return rounds.result(ttl)
-    return task.result()
+        return types.InputRequiredResult(input_requests=requests, request_state=text)

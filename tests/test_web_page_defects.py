@@ -31,7 +31,7 @@ QUESTION: Any = {
     "id": "which",
     "header": "Which\u200b one",
     "question": "Pick \u202eeno\u202c.\nThen send.",
-    "detail": "Line one\nline\u2028two\x1b[31m",
+    "detail": "Line one\nline\u2028\u2029two\x1b[31m",
     "options": [
         {"label": label, "description": f"Option {n}\u200f"} for n, label in enumerate(LOOK_ALIKE)
     ],
@@ -69,8 +69,10 @@ def test_hidden_characters_are_drawn_as_escapes_and_the_exact_label_is_sent() ->
                 assert await card.get_by_role("heading").inner_text() == "Which<U+200B> one"
                 legend = await card.locator("legend").inner_text()
                 assert legend == "Pick <U+202E>eno<U+202C>.\nThen send."  # a line break stays
-                detail = await card.get_by_role("region", name="Details").inner_text()
-                assert detail == "Line one\nline<U+2028>two\\x1b[31m"
+                details = card.get_by_role("region", name="Details")
+                assert await details.inner_text() == "Line one\nline<U+2028><U+2029>two\\x1b[31m"
+                # One escape for each run of hidden characters.
+                assert await _texts(details.locator(".escape")) == ["<U+2028><U+2029>", "\\x1b"]
                 descriptions = await _texts(card.locator(".description"))
                 assert descriptions == [f"Option {n}<U+200F>" for n in range(4)]
                 # The second option, as a person sees the list, sends its exact label.

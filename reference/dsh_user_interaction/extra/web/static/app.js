@@ -114,26 +114,27 @@ function escapeOf(char) {
 }
 
 /**
- * Fill *node* with *value* as text, each hidden character as its escape in a span
- * of its own (class "escape", drawn apart from the same text typed literally).
- * With *lines*, a line feed stays a line break (a question, a detail, a plan).
+ * Fill *node* with *value* as text, each run of hidden characters as their escapes
+ * in a span of its own (class "escape", drawn apart from the same text typed
+ * literally). With *lines*, a line feed stays a line break (a question, a detail).
  */
 function showText(node, value, lines = false) {
   const text = String(value ?? '');
   const hidden = HIDDEN.test(text);
   node.textContent = hidden ? '' : text;
   if (!hidden) return node;
-  let plain = '';
+  let run = ''; // the plain text, or the escapes, not yet added
+  let escaping = false;
   for (const char of text) {
-    if ((lines && char === '\n') || !HIDDEN.test(char)) {
-      plain += char;
-      continue;
+    const escape = (lines && char === '\n') || !HIDDEN.test(char) ? null : escapeOf(char);
+    if ((escape !== null) !== escaping) {
+      if (run) node.append(escaping ? el('span', 'escape', run) : run);
+      run = '';
+      escaping = escape !== null;
     }
-    if (plain) node.append(plain);
-    plain = '';
-    node.append(el('span', 'escape', escapeOf(char)));
+    run += escape ?? char;
   }
-  if (plain) node.append(plain);
+  if (run) node.append(escaping ? el('span', 'escape', run) : run);
   return node;
 }
 

@@ -173,8 +173,28 @@ def service_order(draw: Draws, setup: Setup) -> Scenario:
                 str(outcome).startswith(f"{location} "),
                 lambda: f"the message {str(outcome)!r} does not start with {location!r}",
             )
+        for kind, variant in case.also:
+            # The same defect by a near miss of each other kind: refused alike.
+            again = await _outcome(example, service, variant, stage)
+            example.verify(
+                "SVC-PASS-1",
+                not provider.seen,
+                "the provider was called for a request that failed a check",
+            )
+            if code_of(again) != case.code:
+                example.fail(
+                    case.requirement,
+                    f"expected {case.code} for {case.requirement} when the label differs only "
+                    f"by {kind} ({_intent_of(variant)!r}), got {again!r}",
+                    stage,
+                )
 
     return scenario
+
+
+def _intent_of(request: dict[str, list[dict[str, object]]]) -> object:
+    """The intent of the question that has one, for a failure's message."""
+    return next((q["intent"] for q in request["questions"] if "intent" in q), None)
 
 
 def _no_provider(request: AskUserQuestionRequest) -> Scenario:

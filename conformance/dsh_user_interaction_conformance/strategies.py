@@ -685,6 +685,12 @@ class InvalidRequest:
     requirement: str
     #: The field the message must name, when the code is ``BAD_REQUEST``.
     field: str | None = None
+    #: The same request broken the same way by a near miss of each kind (case,
+    #: normalisation, spacing, look), one kind alone in each, with the kind's
+    #: name: ``ask()`` must raise the same code for every one. A loose
+    #: comparison of one kind is then caught in every example, not in one of
+    #: the kinds' share of them.
+    also: tuple[tuple[str, Any], ...] = ()
 
 
 _NOT_STRING: Final = st.one_of(
@@ -829,6 +835,77 @@ def _approve_unknown(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, st
     return ErrorCode.BAD_INTENT, None
 
 
+def _look_alike(text: str) -> str:
+    return text.translate(_LOOK_ALIKES)
+
+
+def _nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+def _ligature(text: str) -> str:
+    return text.replace("fi", "\ufb01")
+
+
+#: One near miss of each kind an exact comparison must notice: the kind's
+#: name, a letter the kind changes (appended to an offered label that has
+#: nothing the kind can change: no cased letter, no character that
+#: normalises apart, no letter with a look-alike), and the near miss.
+_EVERY_NEAR_MISS: Final[tuple[tuple[str, str, Callable[[str], str]], ...]] = (
+    ("case", "a", str.swapcase),
+    ("Unicode normalisation", "\u00e9", _nfd),
+    ("Unicode compatibility", "fi", _ligature),
+    ("leading whitespace", "x", lambda label: f" {label}"),
+    ("trailing whitespace", "x", lambda label: f"{label}\u00a0"),
+    ("a look-alike character", "o", _look_alike),
+)
+
+
+def _with_every_near_miss(defect: RequestDefect) -> RequestDefect:
+    """*defect* (an approve label no option offers), and the same request missed each other way.
+
+    Each of :attr:`InvalidRequest.also` is the request with the broken
+    question's approve label replaced by a near miss of one kind of an
+    offered label (the option's label made to hold what that kind changes),
+    so a service that compares the label loosely in any one way fails in
+    every example. Nothing more is drawn: the shrinker sees the same choices.
+    """
+
+    def build(draw: st.DrawFn, requirement: str, request: dict[str, Any]) -> InvalidRequest:
+        case = defect(draw, requirement, request)
+        target = next(
+            (
+                i
+                for i, q in enumerate(case.request["questions"])
+                if "intent" in q and q.get("options")
+            ),
+            None,
+        )
+        if target is None:
+            return case
+        also: list[tuple[str, Any]] = []
+        for kind, letter, miss in _EVERY_NEAR_MISS:
+            variant = copy.deepcopy(case.request)
+            question = variant["questions"][target]
+            options: list[dict[str, Any]] = question["options"]
+            offered = [option["label"] for option in options]
+            # The first offered label whose near miss of this kind no option
+            # offers (one made able to be missed so, where needed); else the
+            # first label with the kind's letter appended.
+            candidates = [(i, x if miss(x) != x else x + letter) for i, x in enumerate(offered)]
+            for index, able in [*candidates, (0, offered[0] + letter)]:
+                label = able if able == offered[index] else _fresh(able, offered)
+                missed = miss(label)
+                if missed != label and missed not in offered:
+                    options[index] = {**options[index], "label": label}
+                    question["intent"] = {**question["intent"], "approve": missed}
+                    also.append((kind, variant))
+                    break
+        return InvalidRequest(case.request, case.code, case.requirement, case.field, tuple(also))
+
+    return build
+
+
 def _detail_missing(draw: st.DrawFn, question: Question) -> tuple[ErrorCode, str | None]:
     offered: list[dict[str, Any]] = question.get("options") or [{"label": "Approve"}]
     question["options"] = offered
@@ -918,7 +995,7 @@ _DEFECTS: Final[dict[str, RequestDefect]] = {
     "REQ-MULTI-1": _in_one_question(_set("multiSelect", _NOT_BOOL)),
     "REQ-INTENT-1": _in_one_question(_bad_intent),
     "REQ-SIGNAL-1": _bad_signal,
-    "INT-APPROVE-1": _in_one_question(_approve_unknown),
+    "INT-APPROVE-1": _with_every_near_miss(_in_one_question(_approve_unknown)),
     "INT-DETAIL-1": _in_one_question(_detail_missing),
 }
 _REQUIREMENTS: Final = st.sampled_from(tuple(_DEFECTS))

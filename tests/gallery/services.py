@@ -182,6 +182,17 @@ class LooseApprove(Wrapped):
         return await self.inner.ask(request)
 
 
+class ApproveIgnoresCase(Wrapped):
+    """Finds the approve label among the options without regard to case, and only case."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        questions: object = request.get("questions")
+        if isinstance(questions, list):
+            loosened = [_loosen_approve(q, str.casefold) for q in cast("list[object]", questions)]
+            request = {**request, "questions": loosened}  # type: ignore[typeddict-item]
+        return await self.inner.ask(request)
+
+
 _DICT: type[Any] = dict
 _LIST: type[Any] = list
 _STR: type[Any] = str
@@ -273,8 +284,13 @@ def _loose(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold().strip()
 
 
-def _loosen_approve(question: object) -> object:
-    """*question* with its approve label replaced by the option it loosely matches."""
+def _loosen_approve(question: object, fold: Callable[[str], str] | None = None) -> object:
+    """*question* with its approve label replaced by the option it loosely matches.
+
+    Loosely: equal once *fold* is applied to both, by default case, Unicode
+    compatibility form and surrounding whitespace.
+    """
+    loose = fold or _loose
     # Exact type tests against `type[Any]` names keep these values `Any` for the
     # type checkers (isinstance would narrow them to dicts of unknowns).
     fields: Any = question
@@ -288,7 +304,7 @@ def _loosen_approve(question: object) -> object:
     labels: list[object] = [o.get("label") for o in options if type(o) is _DICT]
     if type(approve) is not _STR or approve in labels:
         return question
-    found = [x for x in labels if isinstance(x, str) and _loose(x) == _loose(approve)]
+    found = [x for x in labels if isinstance(x, str) and loose(x) == loose(approve)]
     if not found:
         return question
     loosened: dict[str, object] = {**fields, "intent": {**intent, "approve": found[0]}}
@@ -513,6 +529,8 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     "accepts-empty-detail": (AcceptsEmptyDetail, "INT-DETAIL-1"),
     # The near misses of an offered label that the suite draws as approve labels.
     "loose-approve-label": (LooseApprove, "INT-APPROVE-1"),
+    # Case alone: caught on one seed in three before every example drew each kind.
+    "approve-ignores-case": (ApproveIgnoresCase, "INT-APPROVE-1"),
     # The near misses of the question's id, and of an offered label, that the suite
     # draws in answers that must be refused; and the near twins it draws in
     # requests that must be accepted.

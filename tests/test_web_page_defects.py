@@ -8,11 +8,14 @@ it (its rendered pixels and text), and used by role and accessible name.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
+from dsh_user_interaction import ScriptedProvider, answer_custom, answer_of
+from dsh_user_interaction.durable import SQLiteStore, serve, stored_request
 from dsh_user_interaction.extra.web import Limits, WebProvider
 
 from .test_web_browser import browser, opened, run, until
@@ -191,5 +194,46 @@ def test_a_page_past_the_limit_is_refused_in_words_and_comes_in_when_one_leaves(
                 await second.close()
             asked.cancel()
             await asyncio.gather(asked, return_exceptions=True)
+
+    run(main)
+
+
+def test_who_answered_elsewhere_is_shown_with_its_hidden_characters_visible(
+    tmp_path: Path,
+) -> None:
+    """Through a relay, the Recent line names the store's principal and via, made visible."""
+    path = tmp_path / "asks.db"
+
+    async def main() -> None:
+        async with SQLiteStore(path) as store:
+            await store.put("call-1", stored_request({"questions": [QUESTION]}), asked_at=1.0)
+        async with (
+            SQLiteStore(path, poll_interval=0.005) as store,
+            WebProvider() as provider,
+            browser() as chromium,
+        ):
+            relay = asyncio.ensure_future(serve(store, provider, via="desk", principal="ana"))
+            try:
+                async with opened(provider, chromium) as page:
+                    card = page.get_by_role("article")
+                    await card.wait_for()
+                    other = ScriptedProvider(
+                        respond=lambda _r: answer_of(answer_custom("which", "no"))
+                    )
+                    async with SQLiteStore(path, poll_interval=0.005) as elsewhere:
+                        phone = asyncio.ensure_future(
+                            serve(elsewhere, other, via="phone\u200b", principal="bo\u202eevil")
+                        )
+                        try:
+                            await card.wait_for(state="detached")
+                        finally:
+                            phone.cancel()
+                            await asyncio.gather(phone, return_exceptions=True)
+                    recent = await page.get_by_role("log").inner_text()
+                    assert "by bo<U+202E>evil on phone<U+200B>" in recent, recent
+                    assert not set(HIDDEN) & set(recent), repr(recent)
+            finally:
+                relay.cancel()
+                await asyncio.gather(relay, return_exceptions=True)
 
     run(main)

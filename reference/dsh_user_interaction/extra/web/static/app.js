@@ -684,8 +684,11 @@ function refused(text) {
 
 function record(what, title, note) {
   const item = el('li');
-  item.append(el('span', 'when', new Date().toLocaleTimeString()), ' ', el('span', 'how', what), ': ', modelText('bdi', 'what', shorten(title)));
-  if (note) item.append(` (${note})`);
+  // How it ended may name who answered and through which UI, as the store
+  // recorded them: any text, made visible as model text is.
+  const how = showText(el('span', 'how'), what);
+  item.append(el('span', 'when', new Date().toLocaleTimeString()), ' ', how, ': ', modelText('bdi', 'what', shorten(title)));
+  if (note) item.append(' (', showText(el('span'), note), ')');
   const list = byId('recent');
   list.prepend(item);
   while (list.children.length > RECENT_MAX) list.lastElementChild.remove();

@@ -166,6 +166,9 @@ def test_every_requirement_of_the_durable_path_is_judged() -> None:
         "DUR-FAN-1",
         "DUR-LOST-1",
         "DUR-DEADLINE-1",
+        "DUR-KEEP-1",
+        "DUR-ACK-1",
+        "DUR-TELL-1",
     }
 
 

@@ -40,6 +40,8 @@ from dsh_user_interaction.durable import (
     DurableProvider,
     LostAnswer,
     Outcome,
+    Settlement,
+    Verdict,
     Withdrawn,
     ask_id_of,
     expire,
@@ -452,6 +454,117 @@ async def _timed_outcome(call: Coroutine[Any, Any, AskUserQuestionAnswer]) -> ob
         return f"{type(error).__name__}: {error}"
 
 
+class _Faulty:
+    """A store under test whose next *failures* settlements raise, and wait while *held*."""
+
+    def __init__(self, store: AskStore) -> None:
+        self._store = store
+        self.failures = 0
+        self.attempts = 0
+        self.open = asyncio.Event()
+        self.open.set()
+        self.tried = asyncio.Event()
+
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - the store's own methods
+        return getattr(self._store, name)
+
+    async def settle(self, ask_id: str, outcome: Outcome, *, settled_at: float) -> Settlement:
+        self.attempts += 1
+        self.tried.set()
+        await self.open.wait()
+        if self.failures:
+            self.failures -= 1
+            msg = "a store error the relay must outlast"
+            raise OSError(msg)
+        return await self._store.settle(ask_id, outcome, settled_at=settled_at)
+
+
+class _Hearing:
+    """A UI that answers when told, and asks for the store's verdicts (``VerdictAware``)."""
+
+    def __init__(self) -> None:
+        self.scripted = ScriptedProvider()
+        self.verdicts: dict[str, asyncio.Future[Verdict]] = {}
+
+    def expect_verdict(
+        self, request: AskUserQuestionRequest, verdict: asyncio.Future[Verdict]
+    ) -> None:
+        ask_id = ask_id_of(request)
+        if ask_id is not None:
+            self.verdicts[ask_id] = verdict
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        return await self.scripted.ask(request)
+
+
+async def verdicts(
+    opener: Opener, request: AskUserQuestionRequest, answer: AskUserQuestionAnswer
+) -> None:
+    """A relay outlasts store errors, tells its UI the store's verdict, and how asks ended."""
+    async with _stores(opener, 2) as (agent_store, relay_store):
+        faulty = _Faulty(relay_store)
+        ui = _Hearing()
+        async with _relay(cast("AskStore", faulty), ui, "desk"):
+            # DUR-KEEP-1: two failed writes, then the answer is written; DUR-ACK-1: saved.
+            asked = stored_request(with_ask_id(request, "keep"))
+            await agent_store.put("keep", asked, asked_at=1.0)
+            shown = await _within(ui.scripted.next_ask(), "DUR-KEEP-1", "the relay showing an ask")
+            faulty.failures = 2
+            shown.answer(answer)
+            await _until(
+                functools.partial(_answered, agent_store, "keep", answer),
+                "DUR-KEEP-1",
+                "writing an answer through two store errors",
+            )
+            told = await _within(
+                _verdict(ui, "keep"), "DUR-ACK-1", "the verdict on a written answer"
+            )
+            if not told.saved:
+                raise _Failed("DUR-ACK-1", f"a written answer's verdict was {told!r}")
+            # DUR-ACK-1: a write that another outcome beat is told lost, with the winner.
+            await agent_store.put(
+                "lose", stored_request(with_ask_id(request, "lose")), asked_at=2.0
+            )
+            shown = await _within(ui.scripted.next_ask(), "DUR-ACK-1", "the relay showing an ask")
+            faulty.open.clear()
+            faulty.tried.clear()
+            shown.answer(answer)
+            await _within(faulty.tried.wait(), "DUR-ACK-1", "the relay writing the answer")
+            if ui.verdicts["lose"].done():
+                raise _Failed("DUR-ACK-1", "a verdict came before the store had answered")
+            winner = Outcome.cancelled(principal="bo", via="phone")
+            await agent_store.settle("lose", winner, settled_at=3.0)
+            faulty.open.set()
+            told = await _within(_verdict(ui, "lose"), "DUR-ACK-1", "the verdict on a lost write")
+            if told.state != "lost" or told.outcome != winner:
+                raise _Failed("DUR-ACK-1", f"an answer beaten by {winner!r} was told {told!r}")
+            # DUR-TELL-1: an ask answered elsewhere withdraws the UI, saying how and by whom.
+            await agent_store.put(
+                "tell", stored_request(with_ask_id(request, "tell")), asked_at=4.0
+            )
+            shown = await _within(ui.scripted.next_ask(), "DUR-TELL-1", "the relay showing an ask")
+            elsewhere = Outcome.answered(answer, principal="bo", via="phone")
+            await agent_store.settle("tell", elsewhere, settled_at=5.0)
+            await _withdrawn(shown.request, "answered", "DUR-TELL-1")
+            signal = shown.request.get("signal")
+            reason = signal.reason if signal is not None else None
+            if not isinstance(reason, Withdrawn):
+                raise _Failed("DUR-TELL-1", f"the UI was withdrawn with {reason!r}")
+            if reason.how != "answered" or reason.outcome != elsewhere:
+                raise _Failed("DUR-TELL-1", f"the UI was told {reason.how!r}, {reason.outcome!r}")
+
+
+async def _answered(store: AskStore, ask_id: str, answer: AskUserQuestionAnswer) -> bool:
+    record = await store.get(ask_id)
+    return record is not None and record.state == "answered" and record.answer == answer
+
+
+async def _verdict(ui: _Hearing, ask_id: str) -> Verdict:
+    while ask_id not in ui.verdicts:  # noqa: ASYNC110 - set when the relay shows the ask
+        await asyncio.sleep(0.005)
+    return await ui.verdicts[ask_id]
+
+
 @dataclass(frozen=True)
 class DurableCheck:
     """One scenario of the durable path and the requirements it judges."""
@@ -483,4 +596,5 @@ DURABLE_CHECKS: Final = (
     DurableCheck("durable-relays", ("DUR-RELAY-1",), relays),
     DurableCheck("durable-race", ("DUR-FAN-1", "DUR-LOST-1"), race),
     DurableCheck("durable-deadline", ("DUR-DEADLINE-1",), deadline),
+    DurableCheck("durable-verdicts", ("DUR-KEEP-1", "DUR-ACK-1", "DUR-TELL-1"), verdicts),
 )

@@ -3,20 +3,28 @@
 A request with a ``deadline`` shows the time left under the status line, in
 the core's words (``countdown_text``), redrawn as the seconds change; a
 question with a ``default`` names it under the question (``default_text``).
-The deadlines here are real, a second or two ahead, so the file takes a few
-seconds of wall clock and almost no CPU.
+The screen's clock is the test's (:class:`_Clock`, in place of
+:func:`time.time` where the terminal reads the time), so what it shows
+depends on no machine's speed; the service's deadline is real, and far
+enough ahead (:func:`~tests.helpers.patience`) for the screen to be drawn
+first on a busy machine, so the file takes a second or two of wall clock and
+almost no CPU.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
+from types import SimpleNamespace
 from typing import Any, NoReturn
 
 import pytest
 
+import dsh_user_interaction._deadline as deadline_module
+import dsh_user_interaction.extra.terminal._provider as provider_module
 from dsh_user_interaction import (
     AskUserQuestionItem,
     AskUserQuestionRequest,
@@ -32,7 +40,7 @@ from dsh_user_interaction.extra.terminal._provider import CLOCK_TASK
 from dsh_user_interaction.extra.terminal.testing import TerminalDriver, make_subject
 from dsh_user_interaction_conformance import Nothing
 
-from .helpers import run
+from .helpers import patience, run
 
 PAGE_UP = "\x1b[5~"
 
@@ -56,8 +64,36 @@ _PLAIN: AskUserQuestionItem = {
 }
 
 
+class _Clock:
+    """The time the terminal reads, set by the test: it moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def time(self) -> float:
+        return self.now
+
+    def request(self, seconds: float, *questions: AskUserQuestionItem) -> AskUserQuestionRequest:
+        """A request of *questions* whose deadline is *seconds* after this clock's time."""
+        return {"questions": list(questions), "deadline": self.now + seconds}
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> _Clock:
+    """The terminal's clock, stopped at the real time: the countdown shows what the test says.
+
+    Its redraws still come on the loop's real timers; only the time they
+    show is the test's.
+    """
+    stopped = _Clock()
+    fake = SimpleNamespace(time=stopped.time)
+    monkeypatch.setattr(provider_module, "time", fake)
+    monkeypatch.setattr(deadline_module, "time", fake)
+    return stopped
+
+
 def _in(seconds: float, *questions: AskUserQuestionItem) -> AskUserQuestionRequest:
-    """A request of *questions* whose deadline is *seconds* from now."""
+    """A request of *questions* whose deadline is *seconds* from now (the real time)."""
     return {"questions": list(questions), "deadline": time.time() + seconds}
 
 
@@ -98,11 +134,15 @@ def _live_timers() -> int:
 
 
 async def _until(check: Callable[[], bool], within: float, what: str) -> None:
-    """Poll *check* every 20 ms; fail after *within* seconds."""
+    """Poll *check* every 20 ms; fail when it has not held after :func:`patience` for *within*.
+
+    *within* is what it takes at most on the idle machine; the bound only ends a red run.
+    """
     loop = asyncio.get_running_loop()
-    end = loop.time() + within
+    bound = patience(within)
+    end = loop.time() + bound
     while not check():
-        assert loop.time() < end, f"{what} did not happen within {within} s"
+        assert loop.time() < end, f"{what} did not happen within {bound:.1f} s"
         await asyncio.sleep(0.02)
 
 
@@ -121,7 +161,7 @@ async def _terminal(**kwargs: Any) -> AsyncGenerator[tuple[TerminalProvider, Ter
 
 async def _lines(driver: TerminalDriver, request: AskUserQuestionRequest) -> list[str]:
     """The screen's lines once *request* is shown and the screen has settled."""
-    await asyncio.wait_for(driver.perform(request, Nothing()), 2)
+    await asyncio.wait_for(driver.perform(request, Nothing()), patience(2))
     await driver.settled()
     return driver.terminal.text().splitlines()
 
@@ -134,9 +174,18 @@ async def _ended(task: asyncio.Future[Any]) -> None:
 # -- what the screen shows --------------------------------------------------------
 
 
-def test_the_countdown_shows_under_the_status_line_and_counts_down_to_time_is_up() -> None:
-    """The time left is the second line, redrawn as each second passes, until ``Time is up``."""
-    request = _in(1.6, _DEPLOY)
+def test_the_countdown_shows_under_the_status_line_and_counts_down_to_time_is_up(
+    clock: _Clock,
+) -> None:
+    """The time left is the second line, redrawn as each second passes, until ``Time is up``.
+
+    The test moves the terminal's clock a second at a time once the screen
+    shows the last one; each is redrawn without a key pressed, and at time
+    up the countdown stops redrawing.
+    """
+    request = clock.request(2.5, _DEPLOY)
+    deadline = deadline_of(request)
+    assert deadline is not None
 
     async def main() -> list[int | None]:
         async with _terminal(columns=72, rows=12) as (provider, driver):
@@ -144,29 +193,28 @@ def test_the_countdown_shows_under_the_status_line_and_counts_down_to_time_is_up
             try:
                 lines = await _lines(driver, request)
                 assert lines[0].startswith("ask #1 | question 1/1")
-                seen = [lines[1]]
+                seen = [_seconds(request, lines[1])]
+                for left in (1.5, 0.5, -0.5):
+                    clock.now = deadline - left
+                    shows = math.ceil(max(left, 0))
 
-                def moved() -> bool:
-                    line = driver.terminal.lines[1].rstrip()
-                    if line != seen[-1]:
-                        seen.append(line)
-                    return _seconds(request, line) == 0
+                    def redrawn(shows: int = shows) -> bool:
+                        return _seconds(request, driver.terminal.lines[1].rstrip()) == shows
 
-                # Each change is drawn within a redraw of the second it shows.
-                await _until(moved, 3.5, "Time is up")
-                assert _clocks() == []  # time is up: nothing left to redraw
-                return [_seconds(request, line) for line in seen]
+                    # The clock's next redraw comes within a second of the real time.
+                    await _until(redrawn, 1.5, f"the countdown showing {shows}")
+                    seen.append(shows)
+                await _until(lambda: _clocks() == [], 1.5, "the clock stopping at time up")
+                return seen
             finally:
                 await _ended(task)
 
-    shown = run(main())
-    # From 0:02 (or 0:01 on a slow start) down to Time is up, a second at a time, none skipped.
-    assert shown in ([2, 1, 0], [1, 0]), shown
+    assert run(main()) == [3, 2, 1, 0]
 
 
-def test_a_question_with_a_default_names_it_under_the_question() -> None:
+def test_a_question_with_a_default_names_it_under_the_question(clock: _Clock) -> None:
     """``default_text`` under each question; model text in it is escaped, never written raw."""
-    request = _in(600, _DEPLOY, _TARGETS)
+    request = clock.request(600, _DEPLOY, _TARGETS)
 
     async def main() -> tuple[list[str], list[str]]:
         async with _terminal(columns=72, rows=14) as (provider, driver):
@@ -180,8 +228,8 @@ def test_a_question_with_a_default_names_it_under_the_question() -> None:
                 await _ended(task)
 
     first, second = run(main())
-    assert _seconds(request, first[1]) in (599, 600)
-    assert _seconds(request, second[1]) in (599, 600)
+    assert _seconds(request, first[1]) == 600
+    assert _seconds(request, second[1]) == 600
     assert first[2:4] == ["Deploy now?", _default("Wait (Recommended)")]
     # The ESC of the model's text is drawn as an escape, never written raw.
     assert second[2:4] == ["Which targets?", _default("tests", "docs", custom="lint \\x1b[31m")]
@@ -273,13 +321,13 @@ def test_a_request_without_a_deadline_looks_as_before_and_runs_no_clock() -> Non
     assert clocks == 0
 
 
-def test_the_clock_runs_only_while_a_batch_with_a_deadline_is_shown() -> None:
+def test_the_clock_runs_only_while_a_batch_with_a_deadline_is_shown(clock: _Clock) -> None:
     """Paging from a batch without a deadline to one with it starts the clock; back stops it."""
 
     async def main() -> None:
         async with _terminal(columns=72, rows=12) as (provider, driver):
             plain: AskUserQuestionRequest = {"questions": [_PLAIN]}
-            timed = _in(600, _DEPLOY)
+            timed = clock.request(600, _DEPLOY)
             tasks = [asyncio.ensure_future(provider.ask(r)) for r in (plain, timed)]
             try:
                 lines = await _lines(driver, plain)
@@ -287,7 +335,7 @@ def test_the_clock_runs_only_while_a_batch_with_a_deadline_is_shown() -> None:
                 assert _clocks() == []
                 lines = await _lines(driver, timed)  # the driver pages down to it
                 assert lines[0].startswith("ask #2 ")
-                assert _seconds(timed, lines[1]) in (599, 600)
+                assert _seconds(timed, lines[1]) == 600
                 assert len(_clocks()) == 1
                 driver.keyboard.send_text(PAGE_UP)
                 await driver.settled()
@@ -304,33 +352,40 @@ def test_the_clock_runs_only_while_a_batch_with_a_deadline_is_shown() -> None:
 
 
 @pytest.mark.parametrize("defaults", [True, False], ids=["defaults-answer", "times-out"])
-def test_the_services_deadline_ends_the_ask_and_leaves_nothing_behind(defaults: bool) -> None:
+def test_the_services_deadline_ends_the_ask_and_leaves_nothing_behind(
+    defaults: bool, clock: _Clock
+) -> None:
     """POL-DEFAULT-1, POL-TIMEOUT-1: at the deadline the service cancels the terminal's ask.
 
     The screen shows the countdown until then; afterwards the application
     has left the terminal, and no task and no timer of the provider's is left.
+    The service's deadline is real: a second ahead on the idle machine (the
+    screen is drawn in a tenth of that), later on a busy one, so the screen
+    is drawn before it passes.
     """
     question: AskUserQuestionItem = _DEPLOY if defaults else _PLAIN
+    ahead = patience(0.1)
 
     async def main() -> None:
         async with _terminal(columns=72, rows=12) as (provider, driver):
             service = UserInteractionService()
             timers = _live_timers()  # the test's own bound is one
             with service.register_provider(provider):
-                request = _in(1.0, question)
+                clock.now = time.time()  # the screen's clock, stopped at the real time now
+                request = clock.request(ahead, question)
                 task = asyncio.ensure_future(service.ask(request))
                 lines = await _lines(driver, request)
-                assert _seconds(request, lines[1]) in (0, 1)
+                assert _seconds(request, lines[1]) == math.ceil(ahead)
                 assert len(_clocks()) == 1
                 if defaults:
-                    answer = await asyncio.wait_for(task, 2)
+                    answer = await task
                     assert answer == {
                         "answers": [{"id": "go", "selected": ["Wait (Recommended)"]}],
                         "defaulted": True,
                     }
                 else:
                     with pytest.raises(UserInteractionError) as caught:
-                        await asyncio.wait_for(task, 2)
+                        await task
                     assert caught.value.code is ErrorCode.ASK_ABORTED
                     assert caught.value.timed_out
                 assert provider.pending == 0

@@ -21,7 +21,7 @@ from dsh_user_interaction import AskUserQuestionRequest
 from dsh_user_interaction.extra.terminal import TerminalProvider
 from dsh_user_interaction.extra.terminal.testing import TerminalDriver, make_subject
 
-from .helpers import run
+from .helpers import patience, run
 
 
 def _raise(self: object, *args: object, **kwargs: object) -> NoReturn:
@@ -181,19 +181,24 @@ async def _answer_of(task: asyncio.Future[Any]) -> Any:
     pytest cannot describe a frame whose argument's type name raises.
     """
     try:
-        return await asyncio.wait_for(task, 2)
+        return await asyncio.wait_for(task, patience(2))
     except Exception as error:  # noqa: BLE001 - any error of the ask is the failure
         pytest.fail(f"the ask failed: {error!r}", pytrace=False)
 
 
 async def _screen_of(driver: TerminalDriver, task: asyncio.Future[Any]) -> str:
-    """The screen once the ask's status line is drawn; the ask's own error if it fails first."""
-    for _ in range(500):
+    """The screen once the ask's status line is drawn; the ask's own error if it fails first.
+
+    Polled every 5 ms, with a patient bound that only ends a red run.
+    """
+    loop = asyncio.get_running_loop()
+    end = loop.time() + patience(2.5)
+    while driver.status() is None:
         if task.done():
             await _answer_of(task)
             pytest.fail("the ask ended before it was shown", pytrace=False)
-        if driver.status() is not None:
-            break
+        if loop.time() > end:
+            pytest.fail("the ask was never shown", pytrace=False)
         await asyncio.sleep(0.005)
     await driver.settled()
     return driver.terminal.text()

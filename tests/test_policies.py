@@ -158,12 +158,13 @@ def test_live_agents_refuse_a_forgotten_or_unknown_agent() -> None:
     assert agents.judge(root) is ErrorCode.CALLER_NOT_LIVE
 
 
-@pytest.mark.parametrize("how", ["owner forgotten", "owner never registered", "resumed as root"])
-def test_a_child_that_no_live_agent_owns_may_ask(how: str) -> None:
-    """The documented choice: ownership at run time, not lineage.
+@pytest.mark.parametrize("how", ["owner forgotten", "owner never registered"])
+def test_a_childs_owner_is_fixed_when_it_enters_the_registry(how: str) -> None:
+    """The successor's rule: a child still live after its owner's entry ended is still a child.
 
-    A child whose owner has ended (or was never live) has nobody else to
-    answer for it, and a child session resumed as a new root is a root.
+    Its owner ending gives it no human of its own, so it is refused with
+    DELEGATED_CALLER, as the successor refuses it (before, ``LiveAgents``
+    admitted it as a root).
     """
     agents, owner, child = LiveAgents(), Agent(), Agent()
     if how != "owner never registered":
@@ -171,9 +172,17 @@ def test_a_child_that_no_live_agent_owns_may_ask(how: str) -> None:
     agents.register(child, owner=owner)
     if how == "owner forgotten":
         agents.forget(owner)
-    elif how == "resumed as root":
-        assert agents.judge(child) is ErrorCode.DELEGATED_CALLER
-        agents.register(child)
+        assert agents.judge(owner) is ErrorCode.CALLER_NOT_LIVE
+    assert agents.judge(child) is ErrorCode.DELEGATED_CALLER
+
+
+def test_a_child_session_resumed_as_a_new_root_may_ask() -> None:
+    """Ownership at run time, not lineage: registered again as a root, it is a root."""
+    agents, owner, child = LiveAgents(), Agent(), Agent()
+    agents.register(owner)
+    agents.register(child, owner=owner)
+    assert agents.judge(child) is ErrorCode.DELEGATED_CALLER
+    agents.register(child)
     assert agents.judge(child) is None
 
 
@@ -206,13 +215,14 @@ def test_agents_that_cannot_be_weakly_referenced_are_kept(make: Any) -> None:
     assert agents.judge(owned) is ErrorCode.DELEGATED_CALLER
     agents.forget(agent)
     assert agents.judge(agent) is ErrorCode.CALLER_NOT_LIVE
-    assert agents.judge(owned) is None
+    assert agents.judge(owned) is ErrorCode.DELEGATED_CALLER  # its owner was fixed
 
 
 def test_a_garbage_collected_agent_is_not_live_and_never_kept_alive() -> None:
     """LiveAgents holds agents weakly: an agent that ended without ``forget`` is not live.
 
-    The registry does not keep it alive, and the child it owned may then ask.
+    The registry does not keep it alive, and the child it owned is still a
+    child (its owner was fixed when it entered the registry).
     """
     agents, owner, child = LiveAgents(), Agent(), Agent()
     agents.register(owner)
@@ -222,7 +232,7 @@ def test_a_garbage_collected_agent_is_not_live_and_never_kept_alive() -> None:
     del owner
     gc.collect()
     assert gone() is None
-    assert agents.judge(child) is None
+    assert agents.judge(child) is ErrorCode.DELEGATED_CALLER
 
 
 # ---------------------------------------------------------------------------

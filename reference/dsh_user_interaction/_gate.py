@@ -10,6 +10,10 @@ Design notes:
   own, and would wait for ever), and an agent the registry does not know, or
   no longer holds, is not live. A child session resumed as a new root is a
   root, and may ask.
+* A child's owner is fixed when it enters the registry, as upstream's is: a
+  child still live after its owner's entry ended is still a child, and is
+  refused with ``DELEGATED_CALLER`` (its owner ending does not give it a
+  human); only registering it again, as a root, makes it one.
 * The gate runs after ``EMPTY_QUESTIONS`` and before ``BAD_REQUEST``
   (``GATE-1``): a caller that may not ask learns that first, rather than
   being led to fix a request that would be refused anyway, and the gate
@@ -75,6 +79,8 @@ class LiveAgents:
     >>> agents.forget(root)
     >>> agents.judge(root)
     <ErrorCode.CALLER_NOT_LIVE: 'CALLER_NOT_LIVE'>
+    >>> agents.judge(child)  # its owner was fixed when it entered the registry
+    <ErrorCode.DELEGATED_CALLER: 'DELEGATED_CALLER'>
 
     A request without an agent is admitted, as upstream admits one; pass
     ``require_agent=True`` to refuse it with ``CALLER_NOT_LIVE`` instead.
@@ -85,18 +91,21 @@ class LiveAgents:
     def __init__(self, *, require_agent: bool = False) -> None:
         self._require_agent = require_agent
         self._lock = threading.Lock()
-        # An agent's key -> (a reference to the agent, its owner's key and reference, or None).
-        self._owners: dict[_Key, tuple[_Ref, tuple[_Key, _Ref] | None]] = {}
+        # An agent's key -> (a reference to the agent, whether another agent owns it).
+        self._owners: dict[_Key, tuple[_Ref, bool]] = {}
 
     def register(self, agent: object, *, owner: object | None = None) -> None:
-        """Record *agent* as live, owned by *owner* (``None``: a root agent)."""
+        """Record *agent* as live, owned by *owner* (``None``: a root agent).
+
+        The owner is fixed here, as upstream fixes it when an agent enters
+        its registry: the agent stays a child until it is registered again.
+        """
         if agent is None:
             msg = "an agent to register must not be None"
             raise ValueError(msg)
         key = _key(agent)
         with self._lock:
-            owned = None if owner is None else (_key(owner), _plain_ref(owner))
-            self._owners[key] = (self._ref(agent, key), owned)
+            self._owners[key] = (self._ref(agent, key), owner is not None)
 
     def forget(self, agent: object) -> None:
         """Record that *agent* has ended; forgetting an unknown agent does nothing."""
@@ -104,17 +113,18 @@ class LiveAgents:
             self._drop(_key(agent), agent)
 
     def judge(self, agent: object) -> CallerVerdict:
-        """``None`` for a live root; ``DELEGATED_CALLER`` for a live owned child; else not live."""
+        """``None`` for a live root; ``DELEGATED_CALLER`` for a live child; else not live.
+
+        A child is one registered with an owner, whether that owner is live
+        or not: upstream fixes the owner when the child enters its registry.
+        """
         if agent is None:
             return ErrorCode.CALLER_NOT_LIVE if self._require_agent else None
         with self._lock:
             if not self._holds(_key(agent), agent):
                 return ErrorCode.CALLER_NOT_LIVE
-            owner = self._owners[_key(agent)][1]
-            # Upstream's rule is ownership at run time: a child whose owner has
-            # ended is a root now (nobody else can answer for it), and may ask.
-            live_owner = owner is not None and self._holds(owner[0], owner[1]())
-        return ErrorCode.DELEGATED_CALLER if live_owner else None
+            owned = self._owners[_key(agent)][1]
+        return ErrorCode.DELEGATED_CALLER if owned else None
 
     def _holds(self, key: _Key, agent: object) -> bool:
         held = self._owners.get(key)
@@ -164,14 +174,6 @@ class _Strong:
 #: type is the same agent, ``REQ-AGENT-2``), every other object by identity.
 _Key: TypeAlias = tuple[str, object]
 _BY_VALUE: Final = (str, int, float, bytes, bool)
-
-
-def _plain_ref(value: object) -> _Ref:
-    """A weak reference when *value* takes one, else a strong one."""
-    try:
-        return weakref.ref(value)
-    except TypeError:
-        return _Strong(value)
 
 
 def _key(agent: object) -> _Key:

@@ -565,6 +565,15 @@ async def _verdict(ui: _Hearing, ask_id: str) -> Verdict:
     return await ui.verdicts[ask_id]
 
 
+async def _faults(
+    opener: Opener, request: AskUserQuestionRequest, answer: AskUserQuestionAnswer
+) -> None:
+    """``durable-faults``, in a module of its own (it builds on this module's helpers)."""
+    from ._durable_faults import faults  # noqa: PLC0415 - it imports this module
+
+    await faults(opener, request, answer)
+
+
 @dataclass(frozen=True)
 class DurableCheck:
     """One scenario of the durable path and the requirements it judges."""
@@ -596,5 +605,6 @@ DURABLE_CHECKS: Final = (
     DurableCheck("durable-relays", ("DUR-RELAY-1",), relays),
     DurableCheck("durable-race", ("DUR-FAN-1", "DUR-LOST-1"), race),
     DurableCheck("durable-deadline", ("DUR-DEADLINE-1",), deadline),
+    DurableCheck("durable-faults", ("DUR-AGREE-1", "DUR-DEADLINE-2", "DUR-FAIL-2"), _faults),
     DurableCheck("durable-verdicts", ("DUR-KEEP-1", "DUR-ACK-1", "DUR-TELL-1"), verdicts),
 )

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar, cast
 
-from dsh_user_interaction import AskUserQuestionAnswer
+from dsh_user_interaction import AskUserQuestionAnswer, ErrorCode, UserInteractionError
 from dsh_user_interaction.durable import (
     AskRecord,
     AskStore,
@@ -317,8 +317,58 @@ class TimesInMilliseconds(Wrapped):
         return await super().settle(ask_id, outcome, settled_at=round(settled_at, 3))
 
 
+class SwallowsLockedWrites(Wrapped):
+    """Waits for no lock, and when a settlement finds the file locked, reports it won unwritten.
+
+    It treats ``SQLITE_BUSY`` as done: a write that met another writer is
+    dropped and its caller told that it was kept. Alone it keeps every rule;
+    under the suite's faults (a UI answering while the agent writes, a burst
+    of other writes) the agent and the UIs no longer agree with the record.
+    Puts wait for the lock as they should, so that only settlements lie.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.inner = SQLiteStore(path, poll_interval=self.poll, lock_timeout=0.0)
+
+    async def put(self, ask_id: str, request: StoredRequest, *, asked_at: float) -> AskRecord:
+        while True:
+            try:
+                return await super().put(ask_id, request, asked_at=asked_at)
+            except UserInteractionError as error:
+                if error.code is not ErrorCode.STORE_FAILED:
+                    raise
+                await asyncio.sleep(0.001)
+
+    async def settle(self, ask_id: str, outcome: Outcome, *, settled_at: float) -> Settlement:
+        try:
+            return await super().settle(ask_id, outcome, settled_at=settled_at)
+        except UserInteractionError as error:
+            if error.code is not ErrorCode.STORE_FAILED:
+                raise
+            kept = await self.get(ask_id)
+            if kept is None:
+                raise
+            won = replace(
+                kept,
+                state=outcome.state,
+                answer=outcome.answer,
+                principal=outcome.principal,
+                via=outcome.via,
+                settled_at=settled_at,
+            )
+            return Settlement(won=True, record=won)
+
+
 #: The unbroken wrapper: it passes the suite.
 FAITHFUL = subject_of(Wrapped)
+
+#: Broken stores that keep every rule alone and break ``DUR-AGREE-1`` under
+#: the faults of ``durable-faults``: each entry's subject factory and the
+#: requirement the suite must name.
+BROKEN_UNDER_FAULTS: dict[str, tuple[Callable[[], StoreSubject], str]] = {
+    "swallows-locked-writes": (subject_of(SwallowsLockedWrites), "DUR-AGREE-1"),
+}
 
 BROKEN_STORES: dict[str, tuple[Callable[[], StoreSubject], str]] = {
     "last-writer-wins": (subject_of(LastWriterWins), "DUR-ONCE-1"),

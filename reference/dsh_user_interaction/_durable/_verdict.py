@@ -46,8 +46,8 @@ class Verdict:
     ask_id: str
     #: What became of the provider's outcome.
     state: VerdictState
-    #: The ask's outcome as the store keeps it: the provider's own when
-    #: ``saved``, the one that won when ``lost``; ``None`` when ``unsaved``.
+    #: The ask's outcome as the store keeps it. The provider's own when
+    #: ``saved``, the one that won when ``lost``, and ``None`` when ``unsaved``.
     outcome: Outcome | None = None
     #: Why the outcome is ``unsaved``, in words for the human; else ``None``.
     reason: str | None = None

@@ -42,7 +42,7 @@ _PHRASES: dict[EndedHow, str] = {
 
 
 def ended_how(outcome: Outcome, *, timed_out: bool = False) -> EndedHow:
-    """How *outcome* reads to a human: one of :data:`EndedHow`.
+    """How *outcome* reads to a human: one of the ``EndedHow`` words.
 
     *timed_out* says that an ``expired`` ask had a deadline, which is what
     ended it (``DUR-DEADLINE-1``); without it, ``expired`` is the expiry

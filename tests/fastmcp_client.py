@@ -9,9 +9,15 @@ this file in the project's environment needs nothing of it.
 Usage: ``python -I fastmcp_client.py SERVER``, where SERVER is the JSON of
 ``{"command", "args", "env"}``. It calls the tool once for each scenario of
 :data:`SCENARIOS` over one connection made with the initialize handshake
-(``mode="legacy"``), then once over a connection in fastmcp's default mode
-(revision 2026-07-28, answered as in ``unset``), and prints one JSON object: per scenario, what the elicitation handler received
-and sent, and the tool's result.
+(``mode="legacy"``), then once for each over a connection in fastmcp's
+default mode (revision 2026-07-28), and prints one JSON object: per
+scenario and mode, what the elicitation handler received and sent, and the
+tool's result.
+
+``python -I fastmcp_client.py SERVER first-example`` instead calls the tool
+``deploy`` of the MCP page's first example (``tests/mcp_first_example.py``)
+once, in fastmcp's default mode, picking "Safe (Recommended)" with a typed
+reply, and prints the negotiated revision and the tool's result.
 """
 
 from __future__ import annotations
@@ -33,8 +39,33 @@ ARGUMENTS: dict[str, Any] = {
     ]
 }  # fmt: skip
 
-#: How the handler answers in each scenario, over the handshake connection.
-SCENARIOS = ("unset", "unchecked", "raises", "declines")
+#: How the handler answers in each scenario: ``unset`` sets some fields of fastmcp's
+#: typed reply and leaves the rest unset; ``skips-a-choice`` leaves a single-select
+#: unset too; ``drops-nulls`` does the same and drops the unset fields from a plain
+#: dict, the workaround for fastmcp releases that validate their own reply.
+SCENARIOS = ("unset", "skips-a-choice", "drops-nulls", "unchecked", "raises", "declines")
+
+
+async def first_example(server: dict[str, Any]) -> dict[str, Any]:
+    """Call the first example's ``deploy`` in fastmcp's default mode; what it negotiated and got."""
+    fastmcp: Any = importlib.import_module("fastmcp")
+    transports: Any = importlib.import_module("fastmcp.client.transports")
+
+    async def handler(message: str, response_type: Any, params: Any, context: Any) -> Any:
+        return response_type(q1="Safe (Recommended)")
+
+    transport = transports.StdioTransport(
+        command=server["command"], args=server["args"], env=server["env"]
+    )
+    async with fastmcp.Client(transport, elicitation_handler=handler) as client:
+        result = await client.call_tool("deploy", {}, raise_on_error=False)
+        version = client.session.protocol_version
+    return {
+        "fastmcp": fastmcp.__version__,
+        "protocol_version": str(version),
+        "text": [part.text for part in result.content],
+        "is_error": result.is_error,
+    }
 
 
 async def main(server: dict[str, Any]) -> dict[str, Any]:
@@ -44,15 +75,20 @@ async def main(server: dict[str, Any]) -> dict[str, Any]:
     elicitation: Any = importlib.import_module("fastmcp.client.elicitation")
     to_jsonable: Any = importlib.import_module("pydantic_core").to_jsonable_python
     report: dict[str, Any] = {"fastmcp": fastmcp.__version__}
-    scenario = ""
+    mode, scenario = "", ""
 
     async def handler(message: str, response_type: Any, params: Any, context: Any) -> Any:
-        seen = report[scenario]
+        seen = report[mode][scenario]
         seen["message"] = message
         seen["fields"] = list(params.requested_schema["properties"])
-        if scenario in {"unset", "auto"}:
+        if scenario == "unset":
             # As a user of fastmcp's response type writes it: the fields left out are unset.
             answer = response_type(q1="Safe", q2=["docs", "tests"])
+        elif scenario == "skips-a-choice":
+            answer = response_type(q2=["docs"])
+        elif scenario == "drops-nulls":
+            typed = to_jsonable(response_type(q2=["docs"]))
+            answer = {name: value for name, value in typed.items() if value is not None}
         elif scenario == "unchecked":
             answer = response_type(q1="Slow")
         elif scenario == "raises":
@@ -72,16 +108,21 @@ async def main(server: dict[str, Any]) -> dict[str, Any]:
             command=server["command"], args=server["args"], env=server["env"]
         )
 
-    async with fastmcp.Client(transport(), elicitation_handler=handler, mode="legacy") as client:
-        for scenario in SCENARIOS:  # the handler reads it
-            report[scenario] = {}
-            report[scenario]["result"] = await call(client)
-    scenario = "auto"
-    report[scenario] = {}
-    async with fastmcp.Client(transport(), elicitation_handler=handler) as client:
-        report[scenario]["result"] = await call(client)
+    for mode in ("legacy", "auto"):
+        report[mode] = {}
+        async with fastmcp.Client(transport(), elicitation_handler=handler, mode=mode) as client:
+            report[mode]["protocol_version"] = str(client.session.protocol_version)
+            for scenario in SCENARIOS:  # the handler reads it, and the mode
+                report[mode][scenario] = {}
+                try:
+                    result = await call(client)
+                except Exception as error:  # noqa: BLE001 - the client's own failure, reported
+                    result = {"raised": f"{type(error).__name__}: {error}"}
+                report[mode][scenario]["result"] = result
     return report
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(json.loads(sys.argv[1])))))
+    target = json.loads(sys.argv[1])
+    run = first_example if sys.argv[2:] == ["first-example"] else main
+    print(json.dumps(asyncio.run(run(target))))

@@ -168,8 +168,12 @@ def test_a_batch_is_one_form_with_generated_names_titled_enums_and_no_required_f
         "type": "array",
         "title": "2. Which targets?",
         "items": {"anyOf": [{"const": x, "title": x} for x in ("tests", "docs", "bench")]},
+        "default": [],
     }
-    assert properties["q3"] == {"type": "string", "title": "3. Branch name?"}
+    assert properties["q3"] == {"type": "string", "title": "3. Branch name?", "default": ""}
+    # What a field left alone holds: blank text, no picks; a single-select has no default.
+    assert properties["q1_other"]["default"] == ""
+    assert "default" not in properties["q1"]
     assert [(f.name, f.index, f.kind) for f in form.fields] == [
         ("q1", 0, "choice"), ("q1_other", 0, "other"), ("q2", 1, "choices"),
         ("q2_other", 1, "other"), ("q3", 2, "text"),

@@ -17,7 +17,12 @@ handshake):
   short lead line (``Please answer the question below.``), then each
   question's ``detail`` under its number and header, when it has one;
 * no field is required: a field left out (or ``null``, or blank text) is a
-  skipped question, ``{id, selected: []}``.
+  skipped question, ``{id, selected: []}``;
+* every text field has the ``default`` ``""`` and every multi-select the
+  ``default`` ``[]``: the value of a field left alone, which a client that
+  sends every field (fastmcp's typed response types do) sends instead of a
+  ``null`` its own validation refuses. A single-select has no default,
+  since any would preselect an option.
 
 Reading the content back is strict: anything the form did not offer (an
 unknown property, a label that is not an option, a value of the wrong type,
@@ -163,10 +168,15 @@ def form_of(request: AskUserQuestionRequest[Any], *, custom_text: bool = True) -
         labels = _labels(question)
         prop: dict[str, Any]
         if not labels:
-            prop = {"type": "string", "title": title}
+            prop = {"type": "string", "title": title, "default": ""}
             fields.append(FormField(name, index, "text"))
         elif question.get("multiSelect") is True:
-            prop = {"type": "array", "title": title, "items": {"anyOf": _choices(labels)}}
+            prop = {
+                "type": "array",
+                "title": title,
+                "items": {"anyOf": _choices(labels)},
+                "default": [],
+            }
             fields.append(FormField(name, index, "choices"))
         else:
             prop = {"type": "string", "title": title, "oneOf": _choices(labels)}
@@ -186,6 +196,7 @@ def form_of(request: AskUserQuestionRequest[Any], *, custom_text: bool = True) -
                 "type": "string",
                 "title": f"{title} (your own answer)",
                 "description": f"Type an answer of your own, {instead}.",
+                "default": "",
             }
             fields.append(FormField(other, index, "other"))
     message = "\n\n".join((_lead(len(questions)), *sections))

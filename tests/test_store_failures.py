@@ -10,6 +10,7 @@ written before the fault reads back after it.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import subprocess
 import sys
@@ -25,7 +26,13 @@ from dsh_user_interaction import (
     UserInteractionError,
     UserInteractionService,
 )
-from dsh_user_interaction.durable import DurableProvider, Outcome, SQLiteStore, with_ask_id
+from dsh_user_interaction.durable import (
+    DurableProvider,
+    Outcome,
+    SQLiteStore,
+    maintain,
+    with_ask_id,
+)
 
 from .disks import fill, read_only, small_disk
 from .helpers import BOUND, run
@@ -351,3 +358,49 @@ def test_a_store_of_another_program_is_wrapped_by_the_provider() -> None:
     assert error.code is ErrorCode.STORE_FAILED
     assert isinstance(error.__cause__, OSError)
     assert "No space left on device" in str(error)
+
+
+def test_maintain_outlasts_a_store_that_fails_a_round(tmp_path: Path) -> None:
+    """DUR-FAIL-1: a round the store fails is reported, and the next round expires the ask."""
+    path = tmp_path / "asks.db"
+
+    class FailsOnce:
+        def __init__(self, inner: SQLiteStore) -> None:
+            self.inner = inner
+            self.failed = False
+
+        async def pending(self) -> Any:
+            if not self.failed:
+                self.failed = True
+                cause = sqlite3.OperationalError("database is locked")
+                raise UserInteractionError(
+                    "the ask store could not read the pending asks: locked", ErrorCode.STORE_FAILED
+                ) from cause
+            return await self.inner.pending()
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    async def main() -> list[dict[str, Any]]:
+        told: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _loop, context: told.append(context)
+        )
+        async with SQLiteStore(path) as store:
+            await store.put("old", {"questions": []}, asked_at=1.0)
+            flaky = FailsOnce(store)
+            task = asyncio.ensure_future(
+                maintain(cast("Any", flaky), expire_after=10, every=0.01, clock=lambda: 100.0)
+            )
+            while (record := await store.get("old")) is not None and record.pending:  # noqa: ASYNC110 - a store has no event to wait on
+                await asyncio.sleep(0.01)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            assert record is not None
+            assert record.state == "expired"
+        return told
+
+    told = run(main())
+    assert len(told) == 1
+    assert "maintain(): the store failed" in told[0]["message"]
+    assert told[0]["exception"].code is ErrorCode.STORE_FAILED

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
+from .._errors import ErrorCode, UserInteractionError
 from ._store import AskRecord, AskStore, Outcome, checked_time, encode_json
 
 __all__ = ["expire", "export_jsonl", "maintain"]
@@ -74,7 +75,10 @@ async def maintain(
     Asks pending for more than *expire_after* seconds are expired; settled
     records older than *keep_for* seconds are deleted. ``None`` turns either
     off. Run it in one process per store (running it in several is safe,
-    only wasteful).
+    only wasteful). A round the store fails (``STORE_FAILED``: a database out
+    of reach, locked, or out of disk) is told to the loop's exception handler
+    (by default, asyncio logs it) and tried again at the next round: an
+    outage never ends the upkeep.
     """
     interval = checked_time(every, "every")
     if interval <= 0:
@@ -86,8 +90,20 @@ async def maintain(
             raise ValueError(msg)
     while True:
         now = clock()
-        if expire_after is not None:
-            await expire(store, asked_before=now - expire_after, clock=clock)
-        if keep_for is not None:
-            await store.purge(settled_before=now - keep_for)
+        try:
+            if expire_after is not None:
+                await expire(store, asked_before=now - expire_after, clock=clock)
+            if keep_for is not None:
+                await store.purge(settled_before=now - keep_for)
+        except UserInteractionError as error:
+            if error.code is not ErrorCode.STORE_FAILED:
+                raise
+            asyncio.get_running_loop().call_exception_handler(
+                {
+                    "message": (
+                        f"maintain(): the store failed; trying again in {interval:g} s: {error}"
+                    ),
+                    "exception": error,
+                }
+            )
         await asyncio.sleep(interval)

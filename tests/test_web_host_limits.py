@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from dsh_user_interaction.extra.web import Limits, WebProvider
 from dsh_user_interaction.extra.web._protocol import HEADER_DEADLINE
@@ -193,3 +195,11 @@ def test_the_header_deadline_starts_again_after_each_response() -> None:
 
 def test_the_header_deadline_is_ten_seconds_unless_the_limits_say_otherwise() -> None:
     assert Limits().header_deadline == HEADER_DEADLINE == 10.0
+
+
+@pytest.mark.parametrize("deadline", [0, -1.0, math.inf, math.nan, True, "10"])
+def test_a_header_deadline_that_is_no_positive_number_of_seconds_is_refused(deadline: Any) -> None:
+    with pytest.raises(
+        ValueError, match=r"^Limits\(header_deadline=.*\) is not a number of seconds"
+    ):
+        Limits(header_deadline=deadline)

@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import importlib.resources
 import json
+import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -90,6 +91,16 @@ class Limits:
     #: Seconds a connection has to send each request's headers (every request of a
     #: kept-alive connection too); past it, the connection is closed.
     header_deadline: float = 10.0
+
+    def __post_init__(self) -> None:
+        deadline = cast("object", self.header_deadline)  # whatever the caller passed
+        if (
+            isinstance(deadline, bool)
+            or not isinstance(deadline, int | float)
+            or not 0 < deadline < math.inf
+        ):
+            msg = f"Limits(header_deadline={deadline!r}) is not a number of seconds above 0"
+            raise ValueError(msg)
 
 
 @dataclass

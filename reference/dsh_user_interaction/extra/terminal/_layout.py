@@ -38,39 +38,65 @@ OPTIONS_FIRST: Final = 3
 
 
 def rows(fragments: StyleAndTextTuples, width: int) -> list[StyleAndTextTuples]:
-    """*fragments* broken into screen rows of at most *width* cells, at line feeds and where full.
+    """*fragments* in screen rows of at most *width* cells, broken at line feeds and between words.
 
-    A character wider than the whole row gets a row of its own; a final line
-    feed ends the last row without starting another.
+    A row that is full breaks after its last space, and the word it was in
+    starts the next row; a space that falls where a row breaks is the break
+    itself (a row never starts with it). A word longer than the whole row is
+    broken where the row is full, and a character wider than the whole row
+    gets a row of its own. A final line feed ends the last row without
+    starting another.
     """
     width = max(1, width)
-    out: list[StyleAndTextTuples] = [[]]
+    out: list[list[tuple[str, str]]] = [[]]
     used = 0
     for fragment in fragments:
         style, text = fragment[0], fragment[1]
-        run: list[str] = []
         for char in text:
             if char == "\n":
-                if run:
-                    out[-1].append((style, "".join(run)))
-                    run = []
                 out.append([])
                 used = 0
                 continue
             cells = get_cwidth(char)
             if used and used + cells > width:
-                if run:
-                    out[-1].append((style, "".join(run)))
-                    run = []
-                out.append([])
-                used = 0
-            run.append(char)
+                if char == " ":
+                    out.append([])
+                    used = 0
+                    continue
+                word = _word_at_end(out[-1])
+                carried = sum(get_cwidth(c) for _, c in out[-1][len(out[-1]) - word :])
+                if word and carried + cells <= width:
+                    # The word moves to the next row whole.
+                    out.append(out[-1][len(out[-1]) - word :])
+                    del out[-2][len(out[-2]) - word :]
+                    used = carried
+                else:  # no space in the row, or a word longer than a row: break where full
+                    out.append([])
+                    used = 0
+            out[-1].append((style, char))
             used += cells
-        if run:
-            out[-1].append((style, "".join(run)))
     if not out[-1]:
         out.pop()
-    return out
+    return [_fragments(row) for row in out]
+
+
+def _word_at_end(row: list[tuple[str, str]]) -> int:
+    """How many characters follow the last space of *row*; 0 when it has no space."""
+    for index in range(len(row) - 1, -1, -1):
+        if row[index][1] == " ":
+            return len(row) - index - 1
+    return 0
+
+
+def _fragments(row: list[tuple[str, str]]) -> StyleAndTextTuples:
+    """One row's characters as fragments, a fragment per run of one style."""
+    found: StyleAndTextTuples = []
+    for style, char in row:
+        if found and found[-1][0] == style:
+            found[-1] = (style, found[-1][1] + char)
+        else:
+            found.append((style, char))
+    return found
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,6 +28,7 @@ from dsh_user_interaction import (
     UserInteractionService,
 )
 from dsh_user_interaction.durable import (
+    AskRecord,
     DurableProvider,
     Outcome,
     SQLiteStore,
@@ -404,3 +406,36 @@ def test_maintain_outlasts_a_store_that_fails_a_round(tmp_path: Path) -> None:
     assert len(told) == 1
     assert "maintain(): the store failed" in told[0]["message"]
     assert told[0]["exception"].code is ErrorCode.STORE_FAILED
+
+
+def test_a_watch_that_fails_reaches_the_agent_as_store_failed(tmp_path: Path) -> None:
+    """DUR-FAIL-1: a third-party store whose watch raises: the waiting ask raises STORE_FAILED."""
+
+    class WatchBreaks:
+        def __init__(self, inner: SQLiteStore) -> None:
+            self.inner = inner
+
+        async def watch(self, after: int = 0) -> AsyncIterator[AskRecord]:
+            if after >= 0:
+                raise ConnectionResetError(104, "Connection reset by peer")
+            for record in await self.inner.changes(after):  # never: it fails at once
+                yield record
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    async def main() -> UserInteractionError:
+        async with SQLiteStore(tmp_path / "asks.db") as store:
+            service = UserInteractionService()
+            service.register_provider(DurableProvider(cast("Any", WatchBreaks(store))))
+            with pytest.raises(UserInteractionError) as raised:
+                await service.ask(with_ask_id({"questions": [{"id": "q", "question": "?"}]}, "w"))
+            record = await store.get("w")
+            assert record is not None
+            assert record.pending
+            return raised.value
+
+    error = run(main())
+    assert error.code is ErrorCode.STORE_FAILED
+    assert isinstance(error.__cause__, ConnectionResetError)
+    assert "Connection reset by peer" in str(error)

@@ -166,10 +166,15 @@ class _Watcher:
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - every waiter is told, none hangs
+            told = error
+            if not isinstance(error, UserInteractionError):
+                # DUR-FAIL-1: a store's own error reaches the agent as STORE_FAILED.
+                told = store_failed("watch the asks", "the store raised an error", error)
+                told.__cause__ = error
             for waiting in self._waiters.values():
                 for future in waiting:
                     if not future.done():
-                        future.set_exception(error)
+                        future.set_exception(told)
 
 
 @final

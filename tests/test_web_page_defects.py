@@ -16,6 +16,7 @@ import pytest
 
 from dsh_user_interaction import ScriptedProvider, answer_custom, answer_of
 from dsh_user_interaction.durable import SQLiteStore, serve, stored_request
+from dsh_user_interaction.extra.terminal._visible import visible
 from dsh_user_interaction.extra.web import Limits, WebProvider
 
 from .test_web_browser import browser, opened, run, until
@@ -235,5 +236,40 @@ def test_who_answered_elsewhere_is_shown_with_its_hidden_characters_visible(
             finally:
                 relay.cancel()
                 await asyncio.gather(relay, return_exceptions=True)
+
+    run(main)
+
+
+#: One of each kind of character the terminal's visible() escapes, among ones it
+#: shows as they are (an accented letter, an emoji, a Hebrew letter), all assigned
+#: in the Unicode of Python 3.11 and of the browser alike.
+EVERY_KIND = (
+    "a\x00\x1f\x7f\x85\u00ad\u034f\u061c\u115f\u180e\u200b\u200e\u2028\u2029\u202a\u202e"
+    "\u2060\u2066\u2069\u3164\ufe0f\ufeff\uffa0\ue000\U000e0001\U000e0100\U000f0000\ud800"
+    "\t\r\n\u00e9\U0001f600\u05d1\u0378"
+)
+
+
+def test_the_page_escapes_what_the_terminal_escapes_in_the_same_words() -> None:
+    """The page and the terminal agree, escape for escape; a line feed stays in a question."""
+    question: Any = {
+        "id": "kinds",
+        "question": f"Q {EVERY_KIND}",
+        "options": [{"label": EVERY_KIND}, {"label": "plain"}],
+    }
+
+    async def main() -> None:
+        async with WebProvider() as provider, browser() as chromium:
+            asked = asyncio.ensure_future(provider.ask({"questions": [question]}))
+            async with opened(provider, chromium) as page:
+                card = page.get_by_role("article")
+                await card.wait_for()
+                label = await card.locator(".option label").first.inner_text()
+                assert label == visible(EVERY_KIND)
+                legend = await card.locator("legend").inner_text()
+                assert legend == visible(f"Q {EVERY_KIND}", lines=True)
+                await card.get_by_role("radio").first.check()
+                await card.get_by_role("button", name="Send").click()
+                assert await asked == {"answers": [{"id": "kinds", "selected": [EVERY_KIND]}]}
 
     run(main)

@@ -23,6 +23,7 @@ import pytest
 from psycopg import sql
 
 from dsh_user_interaction import (
+    AbortController,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
     ErrorCode,
@@ -321,6 +322,48 @@ def test_defaults_reach_the_agent_only_once_recorded_with_the_counter_held(
                 settled_at=1.0,
             )
             assert not late.won
+            await agent_store.close()
+            await ui_store.close()
+
+    run(main())
+
+
+def test_an_abort_reaches_the_agent_only_once_recorded_with_the_counter_held(
+    server: PostgresServer,
+) -> None:
+    """DUR-AGREE-1: an abort while another transaction holds the change counter waits for it."""
+
+    async def main() -> None:
+        async with schema_of(server) as schema:
+            agent_store = await PostgresStore.connect(server.dsn, schema=schema, poll_interval=0.05)
+            ui_store = await PostgresStore.connect(server.dsn, schema=schema, poll_interval=0.05)
+            spy = SettleSpy(agent_store)
+            service = UserInteractionService(enforce_deadlines=False, enforce_aborts=False)
+            service.register_provider(DurableProvider(cast("Any", spy), via="agent"))
+            controller = AbortController()
+            request = with_ask_id(
+                {"questions": [{"id": "q", "question": "Go?"}], "signal": controller.signal}, "ab"
+            )
+            spy.go.clear()
+            asking = asyncio.ensure_future(service.ask(request))
+            while not await ui_store.pending():  # noqa: ASYNC110 - the store has no event to wait on
+                await asyncio.sleep(0.01)
+            controller.abort()
+            await spy.settling.wait()
+            async with await admin(server) as holder:
+                await holder.execute("BEGIN")
+                counter = sql.SQL("SELECT value FROM {}.meta WHERE key = 'seq' FOR UPDATE")
+                await holder.execute(counter.format(sql.Identifier(schema)))
+                spy.go.set()
+                done, _ = await asyncio.wait({asking}, timeout=0.6)
+                assert not done, "the agent was told 'aborted' while the store could not record it"
+                await holder.execute("COMMIT")
+            with pytest.raises(UserInteractionError) as raised:
+                await asking
+            assert raised.value.code is ErrorCode.ASK_ABORTED
+            record = await ui_store.get("ab")
+            assert record is not None
+            assert (record.state, record.via) == ("aborted", "agent")
             await agent_store.close()
             await ui_store.close()
 

@@ -48,7 +48,7 @@ _INSTALL_SECONDS = 300
 
 
 @functools.cache
-def _installed() -> Path:
+def installed_sdk() -> Path:
     """The SDK's folder, installed from its lock file once; skips, or fails in CI, without it.
 
     One test process at a time: two ``npm ci`` in one folder remove each
@@ -88,7 +88,7 @@ def _unavailable(reason: str) -> NoReturn:
 @functools.cache
 def _client_report() -> dict[str, Any]:
     """What the TypeScript client received, sent and got back, per scenario."""
-    folder = _installed()
+    folder = installed_sdk()
     server = {
         "command": sys.executable,
         "args": [str(Path(__file__).with_name("mcp_stdio_server.py"))],
@@ -148,7 +148,7 @@ def test_the_typescript_clients_decline_and_cancel_reach_the_agent_as_a_dismissa
 async def _ask_the_typescript_server(
     respond: Any,
 ) -> tuple[str, list[AskUserQuestionRequest]]:
-    folder = _installed()
+    folder = installed_sdk()
     asked: list[AskUserQuestionRequest] = []
 
     def human(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:

@@ -310,11 +310,12 @@ class McpElicitationProvider:
         """
         key = rounds.key_of(request)
         digest = form.digest
-        kept = rounds.kept_for(key, digest)
-        if kept is not None:
-            return self._read(request, form, kept)
-        limit = rounds.time_of(key, request)
         given = rounds.response_for(key, digest)
+        if given is None:
+            kept = rounds.kept_for(key, digest)
+            if kept is not None:
+                return self._read(request, form, kept)  # given in time, in an earlier round
+        limit = rounds.time_of(key, request)
         if limit is not None and limit <= time.time():
             return self._time_ran_out(request, form, given)
         if given is not None:

@@ -56,7 +56,7 @@ from dsh_user_interaction.durable import (
 from dsh_user_interaction_conformance._stand_ins import Ignoring, Recording, settle
 from dsh_user_interaction_conformance.strategies import requests, valid_answers
 
-from .helpers import one_question, run
+from .helpers import one_question, patience, run
 from .test_durable import stores, until
 
 #: What the human picks in these tests, and what the defaults pick.
@@ -658,7 +658,11 @@ def test_a_slow_async_observer_is_reported_and_cancelled_without_holding_the_ask
     """OBS-SAFE-1: still running after ``observer_timeout``, it is reported and cancelled.
 
     The ask returns at once; an async observer that raises is reported too.
+    The observers' timeout is a tenth of a second's patience (half a second on
+    the idle machine), so that the ask, a few loop iterations, ends well before
+    it even on a busy machine.
     """
+    timeout = patience(0.05)
     reports: list[dict[str, Any]] = []
     cancelled: list[str] = []
 
@@ -677,7 +681,7 @@ def test_a_slow_async_observer_is_reported_and_cancelled_without_holding_the_ask
         asyncio.get_running_loop().set_exception_handler(
             lambda _loop, context: reports.append(context)
         )
-        service = UserInteractionService(observers=[slow, broken], observer_timeout=0.05)
+        service = UserInteractionService(observers=[slow, broken], observer_timeout=timeout)
         service.register_provider(Recording(HUMAN))
         assert await service.ask(deploy()) is HUMAN
         assert (reports, cancelled) == ([], [])  # the ask did not wait for them
@@ -691,10 +695,10 @@ def test_a_slow_async_observer_is_reported_and_cancelled_without_holding_the_ask
         [
             f"ask observer {broken.__qualname__} raised on a pending event; it was skipped",
             f"ask observer {broken.__qualname__} raised on a settled event; it was skipped",
-            f"ask observer {slow.__qualname__} was still running after 0.05 s on a pending event;"
-            " it was skipped",
-            f"ask observer {slow.__qualname__} was still running after 0.05 s on a settled event;"
-            " it was skipped",
+            f"ask observer {slow.__qualname__} was still running after {timeout:g} s on a "
+            "pending event; it was skipped",
+            f"ask observer {slow.__qualname__} was still running after {timeout:g} s on a "
+            "settled event; it was skipped",
         ]
     )
     slow_ones = [report for report in reports if report["observer"] is slow]
@@ -818,7 +822,8 @@ def test_a_durable_deadline_settles_the_defaults_as_the_agents_record(tmp_path: 
     The relay shows the ask and keeps showing it past the deadline (its
     service does not enforce it); the agent's provider writes ``answered``
     with the defaults via its own ``via``, without a principal, and the relay's
-    UI is withdrawn with that outcome. The deadline is 100 ms away, time
+    UI is withdrawn with that outcome. The deadline is a tenth of a second's
+    patience away (a second on the idle machine, more on a busy one), time
     enough for the ask to be written and shown first.
     """
 
@@ -839,7 +844,7 @@ def test_a_durable_deadline_settles_the_defaults_as_the_agents_record(tmp_path: 
                 service = UserInteractionService()
                 service.register_provider(DurableProvider(agent_store, via="agent"))
                 asking = asyncio.ensure_future(
-                    service.ask(with_ask_id(deploy(time.time() + 0.1), "late"))
+                    service.ask(with_ask_id(deploy(time.time() + patience(0.1)), "late"))
                 )
                 shown = await ui.next_ask()
                 assert shown.request.get("askId") == "late"
@@ -869,7 +874,8 @@ def test_a_human_answer_through_the_relay_before_the_deadline_wins(tmp_path: Pat
     """DUR-DEADLINE-1, POL-DEFAULT-1: the human's answer is the ask's, and stays the record.
 
     Once the deadline has passed, nothing rewrites it with the defaults or
-    an expiry: the agent's timer went with its ask.
+    an expiry: the agent's timer went with its ask. The deadline is a tenth
+    of a second's patience away, time enough for the human to answer first.
     """
 
     async def main() -> None:
@@ -879,7 +885,7 @@ def test_a_human_answer_through_the_relay_before_the_deadline_wins(tmp_path: Pat
             try:
                 service = UserInteractionService()
                 service.register_provider(DurableProvider(agent_store, via="agent"))
-                deadline = time.time() + 0.1
+                deadline = time.time() + patience(0.1)
                 asking = asyncio.ensure_future(service.ask(with_ask_id(deploy(deadline), "quick")))
                 (await ui.next_ask()).answer(HUMAN)
                 assert await asking == HUMAN

@@ -13,12 +13,14 @@ from dataclasses import replace
 
 import pytest
 
+from bench import soak_bridges
 from bench.soak_bridges import (
     BRIDGES,
     EXACT,
     FLAT_FACTOR,
     MEMORY_MARGIN,
     MIX,
+    MUST_SETTLE,
     OUTCOME,
     SLICES,
     Bridge,
@@ -31,6 +33,8 @@ from bench.soak_bridges import (
     soak_bridge,
     table,
 )
+
+from .helpers import run
 
 _BEFORE = Sample(
     point="before", asks=0, fds=9, threads=1, os_threads=1, children=0, tasks=1,
@@ -139,3 +143,35 @@ def test_a_small_soak_through_each_bridge_checks_every_outcome_and_leaves_nothin
     assert during.tasks >= 1
     if bridge != "mcp":
         assert during.children >= 1, "the bridge's child ran during the soak"
+
+
+def test_before_is_taken_once_the_warm_ups_tasks_are_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm-up's task still alive when the figures are polled is waited for, not counted.
+
+    A busy machine can keep a closed bridge's task alive past :data:`SETTLE`;
+    here it is zero, and the lingering task ends only on the tenth look at
+    the figures, so the "before" figures must have been polled until then.
+    """
+    monkeypatch.setattr(soak_bridges, "SETTLE", 0.0)
+    looks = [0]
+    ended = asyncio.Event()
+    taken = soak_bridges.sample
+
+    def counted(point: str, asks: int) -> Sample:
+        looks[0] += 1
+        if looks[0] == 10:
+            ended.set()
+        return taken(point, asks)
+
+    async def main() -> tuple[Sample, Sample]:
+        start = taken("start", 0)
+        lingering = asyncio.ensure_future(ended.wait())
+        monkeypatch.setattr(soak_bridges, "sample", counted)
+        warmed, _ = await soak_bridges.settled_after(start, 0, MUST_SETTLE)
+        ended.set()
+        await lingering
+        return start, warmed
+
+    start, warmed = run(main())
+    assert warmed.tasks == start.tasks
+    assert looks[0] >= 10

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -36,10 +35,11 @@ from dsh_user_interaction.extra.web.testing import (
 from dsh_user_interaction_conformance import Dismiss, Nothing, Pick, Report, run_suite
 
 from .gallery.web import BROKEN_WEB
-from .helpers import GALLERY_SEEDS, rotating_seed
+from .helpers import GALLERY_SEEDS, patience, rotating_seed
 
 T = TypeVar("T")
-#: Each test's bound, browser start included.
+#: What each test takes at most on the idle machine, browser start included; its
+#: bound is the calibrated patience for it (``tests/helpers.py``), which only ends a red run.
 BOUND = 30.0
 CHROMIUM = chromium_executable() or "/usr/bin/chromium-headless-shell"
 
@@ -57,7 +57,7 @@ def _chromium_or_skip() -> str:
 
 def run(test: Callable[[], Awaitable[T]], *, bound: float = BOUND) -> T:
     async def bounded() -> T:
-        async with asyncio.timeout(bound):
+        async with asyncio.timeout(patience(bound)):
             return await test()
 
     return asyncio.run(bounded())
@@ -78,6 +78,8 @@ async def browser() -> AsyncGenerator[Any]:
 async def opened(provider: WebProvider, chromium: Any, width: int = 1280) -> AsyncGenerator[Any]:
     """A page at the provider's address, as a person who was given it would open it."""
     context = await chromium.new_context(viewport={"width": width, "height": 800})
+    # No waits of Playwright's own (30 s by default): the test's patient bound ends a red run.
+    context.set_default_timeout(0)
     page = await context.new_page()
     try:
         await page.goto(provider.url)
@@ -306,7 +308,7 @@ def test_three_pages_answer_the_same_hundred_asks_and_each_settles_once() -> Non
                 for page in pages:
                     await page.get_by_role("article", name="Ask 99", exact=True).wait_for()
                 await asyncio.gather(*(person(p, c) for p, c in zip(pages, choices, strict=True)))
-                answers = await asyncio.wait_for(asyncio.gather(*tasks), 20)
+                answers = await asyncio.gather(*tasks)
             settled = dict(provider._board.settled)
         assert len(answers) == 100
         assert {how for how, _ in settled.values()} == {"answered"}
@@ -317,7 +319,7 @@ def test_three_pages_answer_the_same_hundred_asks_and_each_settles_once() -> Non
             assert item["selected"][0] in choices
         assert len(settled) == 100
 
-    # 14 s on the idle machine; the bound only catches a hang, on a loaded one too.
+    # 14 s on the idle machine; the patient bound only catches a hang, on a loaded one too.
     run(main, bound=3 * BOUND)
 
 
@@ -362,7 +364,6 @@ def test_a_broken_web_provider_is_caught(name: str, seed: int) -> None:
     _chromium_or_skip()
     factory, requirement, check = BROKEN_WEB[name]
     wanted = set(requirement.split("|"))
-    started = time.monotonic()
     failed: set[str] = set()
     for tried in (seed, seed + 1, seed + 2):
         report = run_suite(
@@ -377,7 +378,6 @@ def test_a_broken_web_provider_is_caught(name: str, seed: int) -> None:
         if failed & wanted:
             break
     assert failed & wanted, failed
-    assert time.monotonic() - started < 300
 
 
 def test_the_driver_fails_with_the_pages_reason_when_the_page_refuses_a_card() -> None:
@@ -508,7 +508,7 @@ def test_a_flood_from_another_process_keeps_no_answer_out_and_every_ask_settles(
                 task = asyncio.ensure_future(provider.ask(asked))
                 label = ["Fast", "Safe"][n % 2]
                 await subject.driver.perform(asked, (Pick((label,)), Pick(("docs", "tests"))))
-                answer = await asyncio.wait_for(task, 10)
+                answer = await task
                 assert answer == {
                     "answers": [
                         {"id": "mode", "selected": [label]},

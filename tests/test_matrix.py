@@ -204,8 +204,8 @@ class _Tags(HTMLParser):
 
 #: Every tag the matrix's page itself writes.
 _PAGE_TAGS = {
-    "html", "head", "meta", "title", "style", "body", "h1", "table", "thead", "tbody",
-    "tr", "th", "td", "code",
+    "html", "head", "meta", "title", "style", "body", "h1", "div", "table", "thead", "tbody",
+    "tr", "th", "td", "code", "small",
 }  # fmt: skip
 
 _TEXT = st.text(st.characters(codec="utf-8"), max_size=30)
@@ -223,7 +223,33 @@ def test_any_text_keeps_the_table_whole_and_the_page_inert(name: str, note: str)
         assert len(re.split(r"(?<!\\)\|", line)) == 5, line
     tags = _Tags()
     tags.feed(matrix.html())
+    tags.feed(matrix.html_table(compact=True, styled=True))
     assert tags.seen <= _PAGE_TAGS
+
+
+def test_the_compact_table_says_each_verdict_in_a_word_and_in_full_as_its_title(
+    reports: dict[str, Path],
+) -> None:
+    """The docs' table fits a page's column: one word a cell, the full verdict on pointing.
+
+    It scrolls sideways in its own box where the page is narrower (a phone),
+    with the requirement column kept in view.
+    """
+    matrix = build_matrix(
+        [read_report(reports["failing"], "failing"), read_report(reports["passing"], "passing")]
+    )
+    table = matrix.html_table(compact=True, styled=True)
+    assert table.startswith("<style>")
+    assert '<div class="matrix-scroll"><table class="matrix compact">' in table
+    assert '<td class="failed" title="failed">FAIL</td>' in table
+    assert '<td class="not-judged" title="not judged">\u2013</td>' in table
+    assert ">passed<" not in table  # every verdict is a word, its full words the title
+    assert "overflow-x: auto" in table
+    assert "position: sticky" in table
+    # The standalone page writes each verdict out, in the same scrolling box.
+    page = matrix.html()
+    assert '<div class="matrix-scroll"><table class="matrix">' in page
+    assert '<td class="failed">failed</td>' in page
 
 
 def _docs_extension(monkeypatch: pytest.MonkeyPatch, *implementations: Any) -> Any:

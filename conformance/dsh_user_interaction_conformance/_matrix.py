@@ -43,6 +43,43 @@ _WORDS: Final = {
 }
 #: The cell of a requirement the report does not judge.
 NOT_JUDGED: Final = "not judged"
+#: The same, in a word each, for a table that must fit a page's column
+#: (:meth:`Matrix.html_table` with ``compact=True``); the full words are each
+#: cell's title.
+_SHORT: Final = {
+    "passed": "pass",
+    "failed": "FAIL",
+    "warning": "warn",
+    "expected-failure": "expected",
+    "skipped": "skip",
+    "untested": "untested",
+}
+_SHORT_NOT_JUDGED: Final = "\u2013"
+#: The table's style, for the standalone page and the docs alike: it scrolls
+#: sideways inside its box when the page is narrower than it (a phone), and
+#: the requirement column stays in view meanwhile.
+TABLE_STYLE: Final = """
+.matrix-scroll { overflow-x: auto; max-width: 100%; -webkit-overflow-scrolling: touch; }
+table.matrix { border-collapse: separate; border-spacing: 0; font-size: 0.8rem; margin: 0; }
+table.matrix th, table.matrix td {
+  border: 1px solid #bbb; padding: 0.15rem 0.35rem; text-align: left; vertical-align: top;
+}
+table.matrix.compact { font-size: 0.72rem; }
+table.matrix.compact th, table.matrix.compact td { padding: 0.1rem 0.2rem; }
+table.matrix thead th { vertical-align: bottom; }
+table.matrix th[scope="row"] {
+  position: sticky; left: 0; z-index: 1; white-space: nowrap;
+  background: var(--color-background-primary, #fff);
+}
+table.matrix th[scope="row"] small { color: #666; }
+table.matrix tr.detail td, table.matrix tr.detail th[scope="row"] { background: #f3f3f3; }
+table.matrix td.passed { background: #e3f5e1; }
+table.matrix td.failed { background: #f9d6d5; font-weight: bold; }
+table.matrix td.warning, table.matrix td.expected-failure { background: #fcefd2; }
+table.matrix td.skipped, table.matrix td.untested, table.matrix td.not-judged { color: #555; }
+table.matrix.compact td { text-align: center; }
+table.matrix.compact tbody tr:not(.detail) td { white-space: nowrap; }
+"""
 
 
 class ReportError(ValueError):
@@ -121,6 +158,17 @@ class Matrix:
 
     def html(self, title: str = "Conformance matrix") -> str:
         """The matrix as a standalone HTML page; every text is escaped."""
+        return _PAGE.format(title=html.escape(title), style=TABLE_STYLE, table=self.html_table())
+
+    def html_table(self, *, compact: bool = False, styled: bool = False) -> str:
+        """The matrix as an HTML table in a box that scrolls sideways; every text is escaped.
+
+        With *compact*, each cell is one word (``pass``, ``FAIL``, ``warn``,
+        ``expected``, ``skip``, ``untested``, a dash where not judged) and its
+        full words are its title, so that the table fits a page's column
+        beside the site's navigation. With *styled*, a ``<style>`` element
+        with :data:`TABLE_STYLE` comes first (a page that has not its own).
+        """
         e = html.escape
         head = "".join(f'<th scope="col">{e(c.name)}</th>' for c in self.columns)
         body: list[str] = []
@@ -131,15 +179,24 @@ class Matrix:
             row = ""
             for column in self.columns:
                 cell = self.cell(column, rid)
-                if cell is None:
-                    row += f'<td class="not-judged">{NOT_JUDGED}</td>'
+                status, words = (
+                    ("not-judged", NOT_JUDGED) if cell is None else (cell.status, cell.words())
+                )
+                if compact:
+                    short = _SHORT_NOT_JUDGED if cell is None else _SHORT.get(status, status)
+                    row += f'<td class="{e(status)}" title="{e(words)}">{e(short)}</td>'
                 else:
-                    row += f'<td class="{e(cell.status)}">{e(cell.words())}</td>'
-            body.append(f'<tr><th scope="row"><code>{e(rid)}</code> {e(level)}</th>{row}</tr>')
-        return _PAGE.format(
-            title=e(title),
-            head=head,
-            body="\n".join(body),
+                    row += f'<td class="{e(status)}">{e(words)}</td>'
+            body.append(
+                f'<tr><th scope="row"><code>{e(rid)}</code> <small>{e(level)}</small></th>'
+                f"{row}</tr>"
+            )
+        kind = "matrix compact" if compact else "matrix"
+        style = f"<style>{TABLE_STYLE}</style>\n" if styled else ""
+        return (
+            f'{style}<div class="matrix-scroll"><table class="{kind}">\n'
+            f'<thead><tr><th scope="col">requirement</th>{head}</tr></thead>\n'
+            "<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table></div>"
         )
 
 
@@ -151,23 +208,12 @@ _PAGE: Final = """<!DOCTYPE html>
 <title>{title}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 1.5rem; }}
-table {{ border-collapse: collapse; }}
-th, td {{ border: 1px solid #bbb; padding: 0.25rem 0.5rem; text-align: left; }}
-tr.detail {{ background: #f3f3f3; }}
-td.passed {{ background: #e3f5e1; }}
-td.failed {{ background: #f9d6d5; font-weight: bold; }}
-td.warning, td.expected-failure {{ background: #fcefd2; }}
-td.skipped, td.untested, td.not-judged {{ color: #555; }}
+{style}
 </style>
 </head>
 <body>
 <h1>{title}</h1>
-<table>
-<thead><tr><th scope="col">requirement</th>{head}</tr></thead>
-<tbody>
-{body}
-</tbody>
-</table>
+{table}
 </body>
 </html>
 """

@@ -40,6 +40,14 @@ SEED = 1
 PROFILE = "quick"
 #: Seconds the runs may take together before the build fails.
 PATIENCE = 600.0
+#: What the one-word cells of the HTML table say.
+LEGEND = (
+    "\n*pass*: passed; **FAIL**: failed; *warn*: a `SHOULD` that failed; *expected*: an "
+    "expected failure (the baseline names it); *skip*: skipped, the subject's capabilities "
+    "exclude it; *untested*: no example judged it; a dash: not judged, the requirement is "
+    "not of that kind of subject. Point at a cell for its full verdict, or see the "
+    "standalone page, `conformance-matrix.html`, which writes each one out.\n"
+)
 _CHILD = f"{shlex.quote(sys.executable)} -m dsh_user_interaction_conformance.child"
 
 #: Each implementation: its column's name, the command line's subject options,
@@ -173,11 +181,20 @@ class ConformanceMatrix(SphinxDirective):
         if runs is None:
             logger.warning("the conformance matrix was not built", location=self.get_location())
             return []
-        text = runs.finish().markdown()
+        matrix = runs.finish()
+        container = nodes.container(classes=["conformance-matrix"])
+        if self.env.app.builder.format == "html":
+            # One word a cell, the full verdict its title, in a box that scrolls
+            # sideways with the requirement column kept in view: the table fits
+            # the page's column at 1280 px, and scrolls on a phone.
+            table = matrix.html_table(compact=True, styled=True)
+            container += nodes.raw("", table, format="html")
+            text = LEGEND
+        else:
+            text = matrix.markdown()
         if runs.not_run:
             missing = "; ".join(f"{name} ({why})" for name, why in runs.not_run)
             text += f"\nNot run in this build, for want of what they need: {missing}.\n"
-        container = nodes.container(classes=["conformance-matrix"])
         self.state.nested_parse(StringList(text.splitlines(), source="matrix"), 0, container)
         return [container]
 

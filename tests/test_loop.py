@@ -247,6 +247,30 @@ def test_a_sleep_while_a_thread_the_example_started_waited_is_unsure() -> None:
     assert both.judged(STALL_LIMIT) == "unsure"
 
 
+@linux_only
+def test_a_synchronous_call_on_a_process_that_waited_for_a_cpu_is_never_blocked() -> None:
+    """The loop asleep in a harness child's ``register`` while the child waited: unsure.
+
+    ``note_waited_on`` records what the processes a synchronous call waited
+    on waited for a CPU; the stall it is in keeps it as ``started``, so the
+    sleep is not called blocked (the false red of the reference service in a
+    harness child at extreme load), nor starved.
+    """
+
+    async def scenario() -> None:
+        time.sleep(0.5)  # noqa: ASYNC251 - the child's reply, a synchronous call away
+        _loop.note_waited_on(0.45)
+
+    result = run_bounded(scenario, teardown=_nothing, limit=5.0, bound=1.0)
+    stall = result.worst
+    assert stall is not None
+    assert stall.seconds > STALL_LIMIT
+    assert stall.started is not None
+    assert stall.started >= 0.45
+    assert stall.judged(STALL_LIMIT) == "unsure", stall
+    assert dataclasses.replace(stall, started=None).judged(STALL_LIMIT) == "blocked", stall
+
+
 def test_a_sleep_on_a_lock_that_a_starved_suite_thread_holds_is_starvation() -> None:
     """The loop's thread asleep while one of the suite's threads waited for a CPU is starved.
 

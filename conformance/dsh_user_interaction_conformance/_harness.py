@@ -28,7 +28,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Self, cast
+from typing import Any, Final, Self, TypeVar, cast
 
 import dsh_user_interaction
 from dsh_user_interaction import (
@@ -42,7 +42,7 @@ from dsh_user_interaction.extra.stdio._values import Codec, as_object
 
 from ._behaviour import Behaviour, Dismiss, Nothing, Pick, Revise, Skip, TypeText
 from ._capabilities import Capabilities
-from ._loop import Stall, process_collecting
+from ._loop import Stall, note_waited_on, process_collecting
 from ._subject import Subject
 
 __all__ = [
@@ -53,6 +53,8 @@ __all__ = [
     "RemoteService",
     "protocol_validator",
 ]
+
+T = TypeVar("T")
 
 _CAPABILITY_FIELDS: Final = tuple(
     name for name in Capabilities.__dataclass_fields__ if name not in {"cancellable", "ways"}
@@ -393,6 +395,22 @@ def _involuntary(path: str) -> int | None:
     return int(number[0]) if number and number[0].isdigit() else None
 
 
+def _waited_on(session: Session, call: Callable[[], T]) -> T:
+    """*call* (a synchronous call to the child), noting what its path waited for a CPU meanwhile.
+
+    The example's loop sleeps in it; the waits keep that sleep from being
+    judged blocked for the machine's load (``note_waited_on``).
+    """
+    probe = session.connection.probe
+    waited = probe() if probe is not None else None
+    try:
+        return call()
+    finally:
+        seconds = waited() if waited is not None else None
+        if seconds is not None:
+            note_waited_on(seconds)
+
+
 class RemoteProvider(_Remote):
     """The child's provider, as a Python provider."""
 
@@ -431,7 +449,7 @@ class RemoteRegistration:
         """``dispose`` in the child, synchronously, as Python's seam does."""
         session = self._session
         params = {"subject": session.subject, "registration": self._handle}
-        reply = session.call_sync("dispose", params, settles=True)
+        reply = _waited_on(session, lambda: session.call_sync("dispose", params, settles=True))
         if reply.type == "throw":
             raise session.codec.decode_error(reply.message.get("error"), "error")
 
@@ -458,7 +476,8 @@ class RemoteService(_Remote):
         session = self._session
         handle = session.codec.remember(provider)
         session.providers[handle] = provider
-        reply = session.call_sync("register", {"subject": session.subject, "provider": handle})
+        params = {"subject": session.subject, "provider": handle}
+        reply = _waited_on(session, lambda: session.call_sync("register", params))
         if reply.type == "throw":
             raise session.codec.decode_error(reply.message.get("error"), "error")
         value = as_object(reply.message.get("value")) or {}

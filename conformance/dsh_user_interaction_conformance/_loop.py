@@ -82,6 +82,7 @@ __all__ = [
     "LoopResult",
     "Stall",
     "abandoned",
+    "note_waited_on",
     "process_collecting",
     "run_bounded",
     "thread_times",
@@ -176,7 +177,9 @@ class Stall:
     #: its own code was running, preempted again and again.
     preempted: int | None = None
     #: The longest time a thread the example started (the subject's, or the
-    #: runtime's on its behalf) waited for a CPU in that stretch (Linux),
+    #: runtime's on its behalf) waited for a CPU in that stretch, or what the
+    #: processes a synchronous call of the loop's thread waited on (a harness
+    #: child's ``register``) waited meanwhile, whichever is more (Linux),
     #: when known.
     started: float | None = None
 
@@ -347,6 +350,38 @@ class _Times(NamedTuple):
     preempted: int | None = None
     #: The cumulative waits for a CPU of the threads the example started (Linux), by id.
     started: Mapping[int, float] = _NO_OTHERS
+    #: What the processes this thread waited on in synchronous calls waited for
+    #: a CPU meanwhile, cumulative (:func:`note_waited_on`).
+    waited_on: float = 0.0
+
+
+#: By thread id: what the processes a thread waited on in synchronous calls
+#: waited for a CPU meanwhile, summed (:func:`note_waited_on`).
+_WAITED_ON: dict[int, float] = {}
+
+
+def note_waited_on(seconds: float) -> None:
+    """Record that a synchronous call of this thread waited on processes that waited *seconds*.
+
+    The harness's ``register`` and ``dispose`` are synchronous, as Python's
+    seam is: the example's loop sleeps until the child answers. What the
+    child (and the pipe's threads) waited for a CPU meanwhile keeps such a
+    sleep from being judged blocked, as a thread the example started does
+    (:attr:`Stall.surely_blocked`): it may be the machine's, or the child's
+    own slowness, which the loop requirement judges too.
+    """
+    if seconds > 0:
+        tid = threading.get_native_id()
+        _WAITED_ON[tid] = _WAITED_ON.get(tid, 0.0) + seconds
+
+
+def _started_or_waited_on(times: _Times, then: _Times) -> float | None:
+    """The longest wait of a thread the example started, or what a synchronous call waited on."""
+    started = _longest_wait(times.started, then.started, whole=True)
+    waited_on = times.waited_on - then.waited_on
+    if waited_on <= 0:
+        return started
+    return max(started or 0.0, waited_on)
 
 
 def _longest_wait(
@@ -428,7 +463,8 @@ class _ThreadClock:
         )
         collecting = _COLLECTING.get(self.tid, 0.0)
         preempted = _preemptions() if waiting is not None else None
-        return now, _Times(on_cpu, waiting, collecting, others, preempted, started)
+        waited_on = _WAITED_ON.get(self.tid, 0.0)
+        return now, _Times(on_cpu, waiting, collecting, others, preempted, started, waited_on)
 
     def waiting(self) -> float | None:
         """The time the thread has waited for a CPU, cumulative; ``None`` when unknown."""
@@ -582,7 +618,7 @@ class _Heartbeat:
                     None
                     if times.preempted is None or then.preempted is None
                     else times.preempted - then.preempted,
-                    _longest_wait(times.started, then.started, whole=True),
+                    _started_or_waited_on(times, then),
                 )
             )
         result.last_beat = now

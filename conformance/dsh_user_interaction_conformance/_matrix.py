@@ -167,7 +167,7 @@ class Matrix:
         ``expected``, ``skip``, ``untested``, a dash where not judged) and its
         full words are its title, so that the table fits a page's column
         beside the site's navigation. With *styled*, a ``<style>`` element
-        with :data:`TABLE_STYLE` comes first (a page that has not its own).
+        with ``TABLE_STYLE`` comes first (a page that has not its own).
         """
         e = html.escape
         head = "".join(f'<th scope="col">{e(c.name)}</th>' for c in self.columns)

@@ -22,6 +22,7 @@ from dsh_user_interaction_conformance import (
 )
 from dsh_user_interaction_conformance.__main__ import main
 from dsh_user_interaction_conformance._durable_checks import DURABLE_CHECKS
+from dsh_user_interaction_conformance._reference_only import REFERENCE_ONLY
 from dsh_user_interaction_conformance._store_checks import STORE_REQUIREMENTS
 from dsh_user_interaction_conformance._store_runner import STORE_CHECKS, store_suite_requirements
 
@@ -31,19 +32,6 @@ from .helpers import GALLERY_SEEDS
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).parent.parent
-
-
-#: The durable requirements of the reference that no store suite can judge on
-#: any store, each with the tests that judge it on the reference's own.
-REFERENCE_ONLY: Final = {
-    # A database's own faults (a full disk, a read-only mount, a corrupt
-    # file) cannot be made on a store the suite only opens.
-    "DUR-FAIL-1": "tests/test_store_failures.py, tests/test_postgres_failures.py",
-    "DUR-LAYOUT-1": "tests/test_store_failures.py, tests/test_postgres_failures.py",
-    "DUR-SERVE-1": "tests/test_store_failures.py",
-    # A switch of the reference's service, which the faults' agent uses.
-    "DUR-AGREE-2": "tests/test_durable_agreement.py",
-}
 
 
 def test_every_requirement_the_store_suite_judges_is_in_the_spec() -> None:

@@ -2,7 +2,8 @@
 
 The table lists each requirement of ``spec/user-interaction.md`` with its level,
 sentence and the checks that cover it: the provider and service suite's, and
-for section 7 the store suite's. The build fails (a warning under
+for section 7 the store suite's, or the reference's own tests for the few
+requirements no suite can judge on a store (``_reference_only``). The build fails (a warning under
 ``-W``) when a requirement has no check or a check cites an unknown ID, so the
 docs, the spec and the suite cannot drift apart.
 """
@@ -18,6 +19,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from dsh_user_interaction_conformance import CHECKS, requirements
 from dsh_user_interaction_conformance._durable_checks import DURABLE_CHECKS
+from dsh_user_interaction_conformance._reference_only import REFERENCE_ONLY
 from dsh_user_interaction_conformance._store_checks import STORE_CHECK, STORE_REQUIREMENTS
 
 logger = logging.getLogger(__name__)
@@ -43,6 +45,9 @@ class RequirementsTable(SphinxDirective):
                     )
                     continue
                 covering[rid].append(name)
+        for rid, tests in REFERENCE_ONLY.items():
+            if rid in covering and not covering[rid]:
+                covering[rid].append(f"the reference's tests ({tests})")
         for rid, names in covering.items():
             if not names:
                 logger.warning("requirement %s has no conformance check", rid, location=where)

@@ -70,10 +70,10 @@ class ErrorCode(enum.StrEnum):
     #: stage as ``CALLER_NOT_LIVE``; the message tells the child to put its
     #: question in its final result. The successor package's code.
     DELEGATED_CALLER = "DELEGATED_CALLER"
-    #: A durable ask's store failed: the database could not be opened, read or
-    #: written (disk full, read-only, locked beyond its wait, server out of
-    #: reach, a corrupt file, a missing directory, a layout of a newer or an
-    #: unknown version). Raised by the stores of section 7 and by ``ask()``
+    #: The store of a durable ask failed, because its database could not be
+    #: opened, read or written (disk full, read-only, locked beyond its wait,
+    #: server out of reach, a corrupt file, a missing directory, a layout of a
+    #: newer or an unknown version). Raised by the stores of section 7 and by ``ask()``
     #: through a durable provider, never by the service itself; the message
     #: names the cause in plain words and the database's own error is kept
     #: as ``__cause__``. Distinct from ``ASK_ABORTED``: nothing ended the ask;

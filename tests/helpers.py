@@ -6,11 +6,13 @@ import asyncio
 import datetime
 import functools
 import os
+import shutil
 import statistics
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
+import pytest
 from hypothesis import strategies as st
 
 from dsh_user_interaction import AbortSignal, AskUserQuestionRequest
@@ -112,6 +114,38 @@ def run(coro: Coroutine[Any, Any, T], *, bound: float = IDLE_BOUND) -> T:
             return await coro
 
     return asyncio.run(bounded())
+
+
+#: What the tests drive from outside Python, by the name a test's skip gives, and the
+#: Debian package that brings it (the README's apt line installs them all).
+TOOLS = {
+    "tmux": "tmux",
+    "chromium-headless-shell": "chromium-headless-shell",
+    "PostgreSQL": "postgresql",
+    "node": "nodejs",
+}
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip the test for *reason* (a missing tool, named), or fail it in CI.
+
+    CI (``CI`` set, as ``.ci/run``'s machines have it) installs every tool,
+    so there a missing one is a red run, never a quiet skip.
+    """
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def need(tool: str, found: str | None = None) -> str:
+    """Where *tool* is (*found*, or else on PATH); :func:`unavailable` naming it when it is nowhere.
+
+    *tool* is one of :data:`TOOLS`; the skip names it and its package.
+    """
+    where = found if found is not None and os.path.exists(found) else shutil.which(tool)
+    if where is None:
+        unavailable(f"needs {tool}, which is not installed (Debian: apt-get install {TOOLS[tool]})")
+    return where
 
 
 def one_question(

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .helpers import need
 
 pytestmark = [
     pytest.mark.slow,
@@ -197,8 +198,7 @@ def test_at_eight_cpu_bound_processes_no_blocker_passes_and_no_correct_subject_f
 ) -> None:
     """Blockers: failed, or untested saying why and a non-zero exit. Correct: never failed."""
     assert busy_machine == BURNERS
-    if shutil.which("node") is None:
-        pytest.skip("needs Node.js (node) on PATH for the Node subjects")
+    need("node")  # for the Node subjects; skipped without it, failed in CI
     started = time.monotonic()
     runs: dict[str, tuple[subprocess.Popen[str], Path]] = {}
     for name, options, requirement in BLOCKING:

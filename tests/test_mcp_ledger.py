@@ -13,7 +13,9 @@ events and on the clock passing a moment, never on a duration.
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import sys
 import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -24,7 +26,7 @@ from typing import Any
 import mcp_types as types
 import psycopg
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from psycopg import sql
@@ -42,7 +44,7 @@ from dsh_user_interaction.extra.mcp._ledger import FORGET_AFTER
 from dsh_user_interaction.extra.postgres import PostgresLedger
 from dsh_user_interaction.extra.postgres.testing import ServerUnavailable, shared_server
 
-from .helpers import run
+from .helpers import run, unavailable
 
 ROUND_TRIP = "2026-07-28"
 #: The states' time to live: long enough for a round and a replay, short to wait out.
@@ -152,7 +154,7 @@ def test_a_used_state_replayed_while_postgres_is_locked_stays_refused() -> None:
     try:
         dsn = shared_server().dsn
     except ServerUnavailable as missing:
-        pytest.skip(f"no PostgreSQL server can be started: {missing}")
+        unavailable(f"needs PostgreSQL: no server can be started: {missing}")
     schema = f"dsh_test_{uuid.uuid4().hex}"
     ledger = PostgresLedger(dsn, schema=schema)
 
@@ -195,3 +197,68 @@ def test_a_ledger_refuses_a_nonce_until_a_margin_after_its_state_expired(
         return [await mark for mark in marks]
 
     assert run(main()) == [False, True]
+
+
+@pytest.mark.slow
+def test_over_stdio_a_replay_waiting_on_sqlites_lock_past_expiry_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The stdio server with a SQLiteLedger file: the replay's mark waits on our write lock.
+
+    The lock is taken before the replay is sent and let go only once the
+    state has expired, so the server reads the expiry in time and marks the
+    nonce after it. The state lives 3 s: ample for the replay to reach the
+    server, which reads the expiry as the request arrives.
+    """
+    path = tmp_path / "states.db"
+    ttl = 3.0
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=[str(Path(__file__).with_name("mcp_stdio_server.py"))],
+        env={
+            "PYTHONPATH": os.pathsep.join(sys.path),
+            "DSH_TEST_STATE_LEDGER": str(path),
+            "DSH_TEST_STATE_TTL": str(ttl),
+        },
+    )
+    arguments: Any = {"questions": [MODE]}
+    callback = elicitation_callback(ScriptedProvider(respond=_safe))
+
+    async def main() -> str:
+        async with Client(server, mode=ROUND_TRIP, elicitation_callback=callback) as client:
+            first = await client.session.call_tool(
+                "ask_user_question", arguments, allow_input_required=True
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            issued = time.time()
+            (key,) = first.input_requests or {}
+            answer: dict[str, Any] = {
+                key: types.ElicitResult(action="accept", content={"q1": "Safe"})
+            }
+            done = await client.session.call_tool(
+                "ask_user_question", arguments, input_responses=answer,
+                request_state=first.request_state,
+            )  # fmt: skip
+            assert not done.is_error
+            other = sqlite3.connect(path, isolation_level=None)
+            other.execute("BEGIN IMMEDIATE")
+            try:
+                replay = asyncio.ensure_future(
+                    client.session.call_tool(
+                        "ask_user_question",
+                        arguments,
+                        input_responses=answer,
+                        request_state=first.request_state,
+                    )
+                )
+                await asyncio.sleep(max(0.0, issued + ttl - time.time()) + 0.2)
+            finally:
+                other.execute("COMMIT")
+                other.close()
+            try:
+                await replay
+            except MCPError as error:
+                return error.message
+            return "accepted"
+
+    assert run(main(), bound=60) == USED_ALREADY

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import cast
 
 import pytest
 
-from .helpers import GALLERY_SEEDS, policy_requirements
+from .helpers import GALLERY_SEEDS, need, policy_requirements
 from .test_gallery import covering
 
 pytestmark = pytest.mark.slow
@@ -29,10 +28,7 @@ EXAMPLES = ROOT / "examples" / "node"
 
 
 def _node() -> str:
-    found = shutil.which("node")
-    if found is None:
-        pytest.fail("these tests need Node.js 20 or newer on PATH (see .ci/run)")
-    return found
+    return need("node")  # Node.js 20 or newer; skipped without it, failed in CI
 
 
 def _suite(role: str, script: str, *extra: str, report: Path) -> tuple[int, dict[str, object]]:

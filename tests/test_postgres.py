@@ -50,7 +50,7 @@ from dsh_user_interaction.extra.postgres.testing import (
 )
 from dsh_user_interaction_conformance import StoreFactory, StoreSubject
 
-from .helpers import json_values, patience
+from .helpers import json_values, patience, unavailable
 from .postgres_proxy import Cut, CuttingProxy
 
 pytestmark = pytest.mark.slow
@@ -64,9 +64,7 @@ NOTIFIED_ONLY = 3600.0
 
 def _unavailable(reason: str) -> NoReturn:
     """Skip the test, or fail it in CI, where ``.ci/run`` installs PostgreSQL."""
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
+    unavailable(reason)
 
 
 @pytest.fixture(scope="module")

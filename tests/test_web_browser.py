@@ -12,7 +12,6 @@ they fail.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -35,7 +34,7 @@ from dsh_user_interaction.extra.web.testing import (
 from dsh_user_interaction_conformance import Dismiss, Nothing, Pick, Report, run_suite
 
 from .gallery.web import BROKEN_WEB
-from .helpers import GALLERY_SEEDS, patience, rotating_seed
+from .helpers import GALLERY_SEEDS, need, patience, rotating_seed
 
 T = TypeVar("T")
 #: What each test takes at most on the idle machine, browser start included; its
@@ -47,12 +46,7 @@ pytestmark = pytest.mark.slow
 
 
 def _chromium_or_skip() -> str:
-    if os.path.exists(CHROMIUM):
-        return CHROMIUM
-    reason = "Chromium is not installed (.ci/run installs Debian's chromium-headless-shell)"
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
+    return need("chromium-headless-shell", CHROMIUM)
 
 
 def run(test: Callable[[], Awaitable[T]], *, bound: float = BOUND) -> T:

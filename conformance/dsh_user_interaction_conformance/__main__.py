@@ -24,15 +24,31 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO, cast
 
 import dsh_user_interaction
 
-from . import _engine, _loop, _store_loop
-from ._baseline import BaselineEntry, parse_baseline, recorded_baseline
-from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
-from ._matrix import MatrixColumn, ReportError, build_matrix, read_report
-from ._registry import requirements
-from ._runner import Report, RequirementResult, factory_name, run_suite
-from ._subject import UsageError as _UsageError
-from ._subject import declared_capabilities
-from ._subject import load_factory as _load
+#: What the ``conformance`` extra installs, which the suite imports.
+_EXTRA = frozenset({"hypothesis", "pytest", "jsonschema"})
+#: How to install it, as the error of a command line run without it says.
+_INSTALL = "pip install 'dsh-user-interaction[conformance]'"
+
+try:
+    from . import _engine, _loop, _store_loop
+    from ._baseline import BaselineEntry, parse_baseline, recorded_baseline
+    from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
+    from ._matrix import MatrixColumn, ReportError, build_matrix, read_report
+    from ._registry import requirements
+    from ._runner import Report, RequirementResult, factory_name, run_suite
+    from ._subject import UsageError as _UsageError
+    from ._subject import declared_capabilities
+    from ._subject import load_factory as _load
+except ModuleNotFoundError as _missing:
+    # Run as a command without the extra: one line saying what to install, exit
+    # status 2 (a set-up error), and no traceback. Imported, the error stands.
+    if __name__ != "__main__" or _missing.name not in _EXTRA:
+        raise
+    print(
+        f"error: the conformance suite needs {_missing.name}, which is not installed: {_INSTALL}",
+        file=sys.stderr,
+    )
+    raise SystemExit(2) from None
 
 if TYPE_CHECKING:
     # Loaded when a run needs them: importing the store suite, and the harness's

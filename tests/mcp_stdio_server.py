@@ -21,6 +21,8 @@ What it reads from the environment:
   :class:`~dsh_user_interaction.extra.mcp.SQLiteLedger` on it.
 * ``DSH_TEST_ANSWER_WITHIN``: seconds, passed to the tool as
   ``answer_within=`` (else none): each ask's time limit.
+* ``DSH_TEST_STATE_TTL``: seconds a request state lives, ``run_tool``'s
+  ``ttl=`` (else its default).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from mcp.server.stdio import stdio_server
 
 from dsh_user_interaction import UserInteractionService
 from dsh_user_interaction.extra.mcp import (
+    DEFAULT_STATE_TTL,
     McpElicitationProvider,
     SQLiteLedger,
     StateLedger,
@@ -71,6 +74,9 @@ def ledger_from(environment: Mapping[str, str]) -> StateLedger | None:
 
 
 LEDGER = ledger_from(os.environ)
+#: The environment variable holding the request states' time to live, in seconds.
+STATE_TTL_VARIABLE = "DSH_TEST_STATE_TTL"
+STATE_TTL = float(os.environ.get(STATE_TTL_VARIABLE) or DEFAULT_STATE_TTL)
 #: The environment variable holding the tool's ``answer_within=``, in seconds (else none).
 ANSWER_WITHIN_VARIABLE = "DSH_TEST_ANSWER_WITHIN"
 ANSWER_WITHIN = (
@@ -104,7 +110,7 @@ async def call_tool(
         )
 
     # One code path: elicitation requests on a legacy connection, rounds on 2026-07-28.
-    return await run_tool(ctx, body, params=params, ledger=LEDGER)
+    return await run_tool(ctx, body, params=params, ledger=LEDGER, ttl=STATE_TTL)
 
 
 async def main() -> None:

@@ -647,14 +647,23 @@ def _preempted_subject() -> Subject:
 @linux_only
 @pytest.mark.usefixtures("starved")
 def test_a_stall_spent_waiting_for_a_cpu_fails_nothing_and_stops_nothing() -> None:
-    """Starvation is recorded as such, and every requirement is still judged."""
+    """Starvation is recorded as such, and every requirement is still judged.
+
+    A busy machine may add stalls of its own, which the numbers cannot always
+    tell (``unsure``, and unsure again: the loop requirement is then untested,
+    saying why); none is ever judged blocked.
+    """
     report, stalls = _loop_verdicts(_starved_subject, bound=0.2)
-    assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.fails_run]
-    assert _status(report)["PRV-LOOP-1"] == "passed"
-    assert not [r for r in report.results if r.status == "untested"]
+    loop = next(r for r in report.results if r.requirement.id == "PRV-LOOP-1")
+    if loop.status == "untested":
+        assert "too little CPU to tell" in loop.message
+    else:
+        assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.fails_run]
+        assert loop.status == "passed"
+    assert not [r for r in report.results if r.status == "untested" and r is not loop]
     assert stalls
-    assert {(s["judged"], s["by"]) for s in stalls} == {("starved", "schedstat")}
-    assert all(s["waiting"] >= 0.25 for s in stalls)
+    assert ("starved", "schedstat") in {(s["judged"], s["by"]) for s in stalls}
+    assert "blocked" not in {s["judged"] for s in stalls}
 
 
 @linux_only

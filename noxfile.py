@@ -17,7 +17,9 @@ tests' work fills the slow tests' waits on children, browsers and servers),
 and ``nox -s versions`` runs ``tests`` on the other Pythons side by side;
 the default set runs these two. Both run on every core (pytest-xdist); what
 is marked ``alone`` (the load proof and the budget check) runs by itself
-afterwards. ``nox -s bench``, ``nox -s detection``, ``nox -s fuzz`` and
+afterwards. ``nox -s loaded`` runs the fast tier beside two CPU-bound
+processes a core, the check to run before landing. ``nox -s bench``,
+``nox -s detection``, ``nox -s fuzz`` and
 ``nox -s soak`` are longer runs, and ``nox -s screenshots`` remakes the web
 page's pictures in the docs; all are kept out of the default set.
 """
@@ -181,6 +183,29 @@ def slow(session: nox.Session) -> None:
     )  # fmt: skip
     # The load proof loads every core on purpose: by itself, so no other test shares its load.
     session.run("pytest", "-m", "alone", "--durations=3", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHONS[0], default=False)
+def loaded(session: nox.Session) -> None:
+    """The fast tier beside two CPU-bound processes a core: run it before landing.
+
+    The tests must pass on a busy machine (no test judges speed; waits end on
+    events, or on a patience calibrated to the machine's speed at the time),
+    and this is where that is checked: ``bench/loaded.py`` starts the
+    spinning processes, runs the first Python's fast tier as ``tests`` does
+    (without writing its CPU record, which the budget judges at idle), and
+    prints the exit status, the time and the load average seen. Not in the
+    default set: it takes several times the fast tier's minute.
+    ``tests/test_loaded.py`` runs part of it once in the slow tier, and
+    ``python -m bench.loaded_nox`` runs the whole of ``nox`` the same way.
+    """
+    _install(session)
+    burners = str(2 * (os.cpu_count() or 1))
+    session.run(
+        "python", "-m", "bench.loaded", "--burners", burners, "--json", ".tier/loaded.json",
+        "--", "python", "-m", "pytest", "-m", "not slow", *_PARALLEL, *session.posargs,
+        env={"PYTHONPATH": os.getcwd()},
+    )  # fmt: skip
 
 
 @nox.session(python="3.11")

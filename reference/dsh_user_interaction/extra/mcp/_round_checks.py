@@ -18,8 +18,9 @@ statements of ``spec/mcp.md``:
   with this call's state. A body may ask another form under the first
   ask's key from its second round on. A second call, started with other
   answers, lends its keys; a third, with a time to live of 20 ms, is
-  retried 60 ms later; a fourth, whose asks have a time limit of 20 ms (a
-  signal's timeout or the request's ``deadline``), is answered 60 ms later.
+  retried 60 ms later; in one example of three, a fourth, whose asks have a
+  time limit of 100 ms (a signal's timeout or the request's ``deadline``),
+  is answered 300 ms later.
   Once the main call has ended, the client calls the tool again with the
   same arguments and no state, which must start afresh.
 
@@ -97,6 +98,11 @@ _FAR: Final = 600.0
 #: The time to live of the late call, and how long after its first round it is retried.
 _LATE_TTL: Final = 0.02
 _LATE_BY: Final = 0.06
+#: The time limit of the timed call's asks, and how long after its first round it is answered.
+#: Its retry must end within the limit for a run_tool that restarts the limit on each round
+#: to be caught: 0.1 s, against rounds of a few milliseconds.
+_TIMED_LIMIT: Final = 0.1
+_TIMED_LATE_BY: Final = 0.3
 #: Rounds whose retry is drawn; later ones answer every form.
 _DRAWN_ROUNDS: Final = 6
 #: Rounds after which a call that has not ended fails MCP-ROUND-1.
@@ -190,10 +196,10 @@ def _main_calls(draw: st.DrawFn) -> _Call:
 
 @st.composite
 def _timed_calls(draw: st.DrawFn) -> _Call:
-    """A call whose asks, made together, have a time limit of the late call's time to live."""
+    """A call whose asks, made together, have a short time limit."""
     call = draw(_calls())
     limit = draw(st.sampled_from(_LIMITS), label="how its asks' time is limited")
-    return _Call(call.questions, call.replies, True, limit=(limit, _LATE_TTL))
+    return _Call(call.questions, call.replies, True, limit=(limit, _TIMED_LIMIT))
 
 
 def _expected(reply: str) -> str:
@@ -409,7 +415,7 @@ async def _timed(client: _Client, server: _Server, call: _Call) -> None:
     result = await client.call(case, DEFAULT_STATE_TTL)
     if isinstance(result, types.InputRequiredResult):
         # Every form answered, after the limit: the retry is late for each of them.
-        await asyncio.sleep(_LATE_BY)
+        await asyncio.sleep(_TIMED_LATE_BY)
         result = await client.call(
             case, DEFAULT_STATE_TTL, _responses(call, result), result.request_state
         )
@@ -420,8 +426,8 @@ async def _timed(client: _Client, server: _Server, call: _Call) -> None:
     wanted = [_TIMED_OUT] * len(call.questions)
     if outcomes != wanted:
         msg = (
-            f"asks limited to {_LATE_TTL:g} s and answered {_LATE_BY:g} s after their first "
-            f"round ended with {outcomes}, not timed out"
+            f"asks limited to {_TIMED_LIMIT:g} s and answered {_TIMED_LATE_BY:g} s after "
+            f"their first round ended with {outcomes}, not timed out"
         )
         raise RoundTripFailure("MCP-ROUND-6", msg)
 
@@ -592,7 +598,9 @@ async def _example(run: RunTool, data: st.DataObject) -> None:
     call = data.draw(_main_calls(), label="call")
     lender = data.draw(st.none() | _calls(call), label="another call, lending its keys")
     late = data.draw(st.none() | _calls(), label="a call retried late")
-    timed = data.draw(st.none() | _timed_calls(), label="a call answered after its time limit")
+    # One example in three: each waits out the limit.
+    timed_now = data.draw(st.sampled_from((False, False, True)), label="a timed call")
+    timed = data.draw(_timed_calls(), label="a call answered late") if timed_now else None
     server = _Server(run)
     failure: RoundTripFailure | None = None
     async with Client(

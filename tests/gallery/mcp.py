@@ -384,7 +384,7 @@ class _Racy:
     async def use(self, nonce: str, expires: float) -> bool:
         if nonce in self._used:
             return False
-        await asyncio.sleep(0.01)  # the write, a round trip after the read
+        await asyncio.sleep(0.05)  # the write, a round trip after the read
         self._used.add(nonce)
         return True
 

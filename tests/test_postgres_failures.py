@@ -368,3 +368,31 @@ def test_an_abort_reaches_the_agent_only_once_recorded_with_the_counter_held(
             await ui_store.close()
 
     run(main())
+
+
+def test_a_lock_not_granted_in_time_is_named(server: PostgresServer) -> None:
+    """DUR-FAIL-1: with the server's ``lock_timeout`` set, a held change counter says 'locked'."""
+
+    async def main() -> UserInteractionError:
+        async with schema_of(server) as schema:
+            store = await PostgresStore.connect(server.dsn, schema=schema)
+            await store.close()
+            impatient = f"{server.dsn} options='-c lock_timeout=50'"
+            async with (
+                PostgresStore(impatient, schema=schema) as store,
+                await admin(server) as holder,
+            ):
+                await holder.execute("BEGIN")
+                counter = sql.SQL("SELECT value FROM {}.meta WHERE key = 'seq' FOR UPDATE")
+                await holder.execute(counter.format(sql.Identifier(schema)))
+                with pytest.raises(UserInteractionError) as raised:
+                    await store.put("a", {"questions": []}, asked_at=1.0)
+                await holder.execute("ROLLBACK")
+                assert await store.pending() == []
+                await store.put("a", {"questions": []}, asked_at=1.0)
+                assert [record.ask_id for record in await store.pending()] == ["a"]
+            return raised.value
+
+    error = store_failure(run(main()))
+    assert isinstance(error.__cause__, psycopg.errors.LockNotAvailable)
+    assert "the database is locked" in str(error)

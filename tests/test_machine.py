@@ -1,13 +1,18 @@
-"""The tests' own footing on a busy machine: no Hypothesis deadline in any profile.
+"""The tests' own footing on a busy machine: no Hypothesis deadline, and patient bounds.
 
 A test's time is the machine's as much as the code's: on a 2-core machine
 with other work running, the seam's cheapest properties took 241 to 658 ms
 an example, against Hypothesis's default deadline of 200 ms. Speed is
-judged in ``bench/``; here, every profile the tests load has no deadline.
+judged in ``bench/``; here, every profile the tests load has no deadline,
+and every wait's bound (``tests/helpers.py``: ``patience``) is what the wait
+takes on the idle machine, ten times, times how much slower the machine
+runs a fixed piece of work when the tests start: it ends a red run, and
+never judges speed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -16,6 +21,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from . import helpers
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -54,3 +61,40 @@ def test_no_test_sets_a_deadline_of_its_own() -> None:
         path.name for path in sorted(TESTS.rglob("*.py")) if pattern.search(path.read_text())
     ]
     assert setting == []
+
+
+def test_the_patience_is_the_idle_time_times_the_margin_and_the_slowdown() -> None:
+    """A wait's bound: what it takes on the idle machine, ten times, times how busy this one is."""
+    assert helpers.slowdown() >= 1.0
+    assert helpers.patience(2.0) == 2.0 * helpers.PATIENCE_MARGIN * helpers.slowdown()
+    assert helpers.patience(helpers.IDLE_BOUND) == helpers.BOUND
+
+
+@pytest.mark.parametrize(
+    ("measured", "extra", "expected"),
+    [(10.0, "", 10.0), (10.0, "4", 40.0), (0.5, "", 1.0), (0.5, "3", 3.0), (1.0, "0.5", 1.0)],
+)
+def test_a_slower_or_busier_machine_gets_more_patience(
+    monkeypatch: pytest.MonkeyPatch, measured: float, extra: str, expected: float
+) -> None:
+    """The slowdown is the calibration's time over the idle machine's, at least 1, times ``DSH_TEST_PATIENCE``."""
+    monkeypatch.setattr(
+        helpers, "calibration_workload", lambda: measured * helpers.IDLE_CALIBRATION
+    )
+    monkeypatch.setenv("DSH_TEST_PATIENCE", extra)
+    assert abs(helpers.slowdown.__wrapped__() - expected) < 1e-9
+
+
+def test_the_calibration_workload_does_the_same_work_each_time() -> None:
+    """It takes some time, and no wait: its CPU time is most of its wall-clock time at idle."""
+    assert helpers.calibration_workload() > 0
+
+
+def test_a_hang_still_ends_the_run() -> None:
+    """The bound is patient, not absent: a wait that never ends fails with TimeoutError."""
+
+    async def hangs() -> None:
+        await asyncio.Event().wait()
+
+    with pytest.raises(TimeoutError):
+        helpers.run(hangs(), bound=0.001)

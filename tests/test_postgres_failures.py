@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 import uuid
 from collections.abc import AsyncGenerator, Generator
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast
 
 import psycopg
@@ -37,6 +39,7 @@ from dsh_user_interaction.extra.postgres.testing import (
     postgres_server,
 )
 
+from .disks import fill, small_disk
 from .helpers import unavailable
 
 pytestmark = pytest.mark.slow
@@ -396,3 +399,62 @@ def test_a_lock_not_granted_in_time_is_named(server: PostgresServer) -> None:
     error = store_failure(run(main()))
     assert isinstance(error.__cause__, psycopg.errors.LockNotAvailable)
     assert "the database is locked" in str(error)
+
+
+def test_a_full_disk_under_the_tables_is_named_and_loses_nothing(server: PostgresServer) -> None:
+    """DUR-FAIL-1: the tables on a small tmpfs, filled: STORE_FAILED says the disk is full.
+
+    What was written before stays readable, and once space is freed the
+    store writes again.
+    """
+    if server.folder is None:
+        pytest.skip("the server is DSH_POSTGRES_DSN's: its disks are not this machine's to fill")
+    owner = server.folder.stat()
+
+    async def main(disk: Path) -> UserInteractionError:
+        async with schema_of(server) as schema:
+            store = await PostgresStore.connect(server.dsn, schema=schema)
+            await store.close()
+            space = f"dsh_small_{schema[-12:]}"
+            async with await admin(server) as db:
+                await db.execute(
+                    sql.SQL("CREATE TABLESPACE {} LOCATION {}").format(
+                        sql.Identifier(space), sql.Literal(str(disk))
+                    )
+                )
+                try:
+                    for table in ("asks", "meta"):
+                        await db.execute(
+                            sql.SQL("ALTER TABLE {}.{} SET TABLESPACE {}").format(
+                                sql.Identifier(schema), sql.Identifier(table), sql.Identifier(space)
+                            )
+                        )
+                    async with PostgresStore(server.dsn, schema=schema) as store:
+                        await store.put("kept", {"questions": []}, asked_at=1.0)
+                        filler = fill(disk)
+                        big: dict[str, object] = {"questions": [], "pad": "x" * 200_000}
+
+                        async def overflow() -> None:
+                            for number in range(50):
+                                await store.put(f"big-{number}", big, asked_at=2.0)
+
+                        with pytest.raises(UserInteractionError) as raised:
+                            await overflow()
+                        assert "kept" in [record.ask_id for record in await store.pending()]
+                        filler.unlink()
+                        await store.put("after", {"questions": []}, asked_at=3.0)
+                    await db.execute(
+                        sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema))
+                    )
+                finally:
+                    await db.execute(
+                        sql.SQL("DROP TABLESPACE IF EXISTS {}").format(sql.Identifier(space))
+                    )
+            return raised.value
+
+    # Beside the cluster, where the server's own user may go (pytest's folders are root's).
+    with small_disk(server.folder, size="2m") as disk:
+        os.chown(disk, owner.st_uid, owner.st_gid)
+        error = store_failure(run(main(disk)))
+    assert isinstance(error.__cause__, psycopg.errors.DiskFull)
+    assert "the database server's disk is full" in str(error)

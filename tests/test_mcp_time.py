@@ -242,3 +242,29 @@ def test_over_stdio_a_late_answer_times_out_on_either_revision(mode: str) -> Non
     version, text = run(main(), bound=60)
     assert version == ("2025-11-25" if mode == "legacy" else ROUND_TRIP)
     assert text == TIMED_OUT
+
+
+def test_a_deadline_past_in_the_first_round_is_the_services_as_on_a_legacy_connection() -> None:
+    """A limit the first round computes is enforced by the service: the defaults answer."""
+    request: Any = {
+        "deadline": 0.0,  # long past
+        "questions": [{**ARGUMENTS["questions"][0], "default": {"selected": ["Fast"]}}],
+    }
+
+    def server() -> MCPServer:
+        served = MCPServer("past")
+        service = UserInteractionService()
+        service.register_provider(McpElicitationProvider())
+
+        @served.tool()
+        async def timed_ask(ctx: Context) -> str | types.InputRequiredResult:
+            async def body() -> str:
+                return json.dumps(await service.ask(request))
+
+            return await run_tool(ctx, body)
+
+        return served
+
+    defaults = '{"answers": [{"id": "mode", "selected": ["Fast"]}], "defaulted": true}'
+    assert run(_call(server(), "legacy", 0.0)) == defaults
+    assert run(_call(server(), ROUND_TRIP, 0.0)) == defaults

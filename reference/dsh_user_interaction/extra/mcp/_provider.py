@@ -315,9 +315,12 @@ class McpElicitationProvider:
             kept = rounds.kept_for(key, digest)
             if kept is not None:
                 return self._read(request, form, kept)  # given in time, in an earlier round
-        limit = rounds.time_of(key, request)
-        if limit is not None and limit <= time.time():
+        # A limit an earlier round fixed: once passed, the retry is late. One fixed in
+        # this round is the service's to enforce, as on any connection.
+        carried = rounds.times.get(key)
+        if carried is not None and carried <= time.time():
             return self._time_ran_out(request, form, given)
+        rounds.time_of(key, request)
         if given is not None:
             rounds.keep(key, digest, given)
             return self._read(request, form, given)

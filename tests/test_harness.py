@@ -54,7 +54,7 @@ from dsh_user_interaction_conformance._harness import protocol_validator
 
 from .gallery.providers import BROKEN_PROVIDERS
 from .gallery.services import BROKEN_SERVICES
-from .helpers import policy_requirements
+from .helpers import patience, policy_requirements
 from .test_gallery import covering
 
 pytest_plugins = ["pytester"]
@@ -580,8 +580,10 @@ def test_after_its_child_fails_every_later_ask_fails_at_once(target: str) -> Non
                     assert str(later.value) == str(first.value)
         finally:
             await provider.aclose()
-        # Stopped after AFTER_EXIT (1 s), where it used to be waited for 5 s.
-        assert failed_after < 3.5, f"the first ask failed after {failed_after:.1f} s"
+        # Stopped after AFTER_EXIT (1 s), where it used to be waited for 5 s; the bound is
+        # 3.5 s on the idle machine, the calibrated patience's share of it on a busy one.
+        bound = patience(0.35)
+        assert failed_after < bound, f"the first ask failed after {failed_after:.1f} s"
 
     asyncio.run(main())
 
@@ -607,9 +609,10 @@ def test_stdio_provider_aborts_promptly_through_a_service() -> None:
             started = time.monotonic()
             controller.abort()
             with pytest.raises(UserInteractionError) as raised:
-                await asyncio.wait_for(task, 5)
+                await asyncio.wait_for(task, patience(0.5))
             assert raised.value.code is ErrorCode.ASK_ABORTED
-            assert time.monotonic() - started < 1.0
+            # At once: within a second on the idle machine, the patience's share on a busy one.
+            assert time.monotonic() - started < patience(0.1)
             assert controller.signal.listener_count == 0
 
     asyncio.run(main())
@@ -703,7 +706,7 @@ def test_a_child_that_breaks_the_protocol_is_reported_and_the_run_ends(
     finally:
         factory.close()
     assert any(expected in problem for problem in factory.protocol_errors), factory.protocol_errors
-    assert time.monotonic() - started < 60
+    assert time.monotonic() - started < patience(6.0)  # 60 s on the idle machine
 
 
 @pytest.mark.slow
@@ -737,7 +740,7 @@ def test_a_child_that_never_answers_close_is_replaced_then_given_up() -> None:
             )  # fmt: skip
     finally:
         factory.close()
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < patience(3.0)  # 30 s on the idle machine
 
 
 @pytest.mark.slow
@@ -761,7 +764,8 @@ def test_a_grandchild_holding_the_output_cannot_hang_the_suite(tmp_path: Path) -
     finally:
         started = time.monotonic()
         factory.close()
-    assert time.monotonic() - started < 10
+    # At once, not after the grandchild's 60 s: 10 s on the idle machine, more on a busy one.
+    assert time.monotonic() - started < min(patience(1.0), 50.0)
 
 
 @pytest.mark.slow

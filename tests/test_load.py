@@ -174,10 +174,14 @@ def _failed(report: dict[str, Any]) -> dict[str, str]:
     return {r["id"]: r["message"] for r in report["results"] if r["status"] != "passed"}
 
 
-def _untold(unearned: dict[str, str]) -> bool:
-    """Whether every requirement not passed is a loop requirement the load left untold."""
+def _untold(report: dict[str, Any]) -> bool:
+    """Whether every requirement that fails the run is a loop requirement the load left untold."""
     loops = {"PRV-LOOP-1", "SVC-LOOP-1"}
-    return all(rid in loops and "too little CPU to tell" in why for rid, why in unearned.items())
+    failing = [r for r in report["results"] if r["status"] not in {"passed", "skipped"}]
+    return bool(failing) and all(
+        r["id"] in loops and r["status"] == "untested" and "too little CPU to tell" in r["message"]
+        for r in failing
+    )
 
 
 @pytest.fixture
@@ -247,9 +251,8 @@ def test_a_busy_machine_fails_no_correct_subject_and_every_blocked_loop(
                 report = reports[f"{name} seed {seed} round {attempt}"]
                 # Passed, or (the engine's Rule 3b) the loop requirement untested
                 # because the machine gave the loop too little CPU to tell; never failed.
-                unearned = _failed(report)
-                assert report["ok"] or _untold(unearned), (
-                    name, seed, unearned, report["output"][-3000:],
+                assert report["ok"] or _untold(report), (
+                    name, seed, _failed(report), report["output"][-3000:],
                 )  # fmt: skip
                 stalls = _stalls(report)
                 assert all(s["judged"] in {"starved", "unsure"} for s in stalls), stalls

@@ -37,9 +37,10 @@ judgement is kept for the report (:class:`StallRecord`).
 Rule 3b: never a green the machine did not earn. A stall the numbers
 cannot call blocked or starved (``unsure``: the loop's thread waited for a
 CPU, and was preempted too often to say the waits were the machine's
-alone) is looked at again by running the example a second time:
-blocked there, it fails; gone, or starved there, it passes; unsure again,
-the machine gave the loop's thread too little CPU to tell, and the loop
+alone) is looked at again by running the example again, up to three
+times: blocked in one of those runs, it fails; gone, or starved in one, it
+passes; unsure in every one, the machine gave the loop's thread too
+little CPU to tell, and the loop
 requirement is ``untested`` with that reason (a ``MUST``: the run fails).
 A correct subject is never failed for the machine's load, and a blocking
 one is never passed for it.
@@ -878,8 +879,13 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         if item.kind != "binding" and result.settled:
             state.judged.update((LOOP_REQUIREMENT[kind], LEAK_REQUIREMENT[kind]))
         label = f"{item.name}[{case}]" if case else item.name
+        loop_requirement = LOOP_REQUIREMENT[kind]
         judged = _judge_stalls(
-            _stalls(result, state.remotes, runtime.stall_limit), run_again, label
+            _stalls(result, state.remotes, runtime.stall_limit),
+            run_again,
+            label,
+            # Already untold or failed in this attempt: another run tells nothing new.
+            rerun=loop_requirement not in attempt.untold and loop_requirement not in attempt.masked,
         )
         attempt.stalls.extend(judged)
         blocked = next((record for record in judged if record.judged == "blocked"), None)
@@ -1016,16 +1022,25 @@ def _stalls(
     return found
 
 
+#: How many times more an example whose stall is unsure is run, at most (Rule 3b).
+UNSURE_RERUNS: Final = 3
+
+
 def _judge_stalls(
     found: list[tuple[str, Stall, Judged | None]],
     run_again: Callable[[], list[tuple[str, Stall, Judged | None]]],
     label: str,
+    *,
+    rerun: bool = True,
 ) -> list[StallRecord]:
     """Judge an example's stalls; the unsure ones by running the example again (Rules 3a, 3b).
 
-    Without the waits (``None``), a stall that recurs is blocked. With them
-    (``unsure``), a stall blocked in the second run is blocked, one that is
-    gone or starved there is starved, and one unsure again stays unsure.
+    Without the waits (``None``), a stall that recurs in a second run is
+    blocked. With them (``unsure``), the example runs again up to
+    :data:`UNSURE_RERUNS` times: a stall blocked in one of those runs is
+    blocked, one that is gone or starved in one is starved, and one unsure in
+    every one stays unsure. Without *rerun* (the loop requirement is already
+    untold or failed), an unsure stall stays unsure without another run.
     """
     records: list[StallRecord] = []
     unsure: list[tuple[str, Stall]] = []
@@ -1043,17 +1058,23 @@ def _judge_stalls(
             by = "cpu-time"
         records.append(StallRecord(label, where, stall, verdict, by))
     if unsure and not any(record.judged == "blocked" for record in records):
+        if not rerun and not told:
+            records.extend(StallRecord(label, w, s, "unsure", "schedstat") for w, s in unsure)
+            return records
         # Starvation passes; a loop blocked by the subject's own code blocks it again.
-        again = [seen for _, _, seen in run_again()]
-        decided: Judged
-        if "blocked" in again:
-            decided = "blocked"
-        elif all(seen == "starved" for seen in again):
-            decided = "starved"
-        else:
-            # Without the waits, a stall that recurs is the subject's (Rule 3a);
-            # with them, one that recurs unsure is the machine's to tell (Rule 3b).
-            decided = "blocked" if told else "unsure"
+        decided: Judged = "unsure"
+        for _ in range(1 if told else UNSURE_RERUNS):
+            again = [seen for _, _, seen in run_again()]
+            if "blocked" in again:
+                decided = "blocked"
+            elif all(seen == "starved" for seen in again):
+                decided = "starved"
+            else:
+                # Without the waits, a stall that recurs is the subject's (Rule 3a);
+                # with them, one that recurs unsure is the machine's to tell (Rule 3b).
+                decided = "blocked" if told else "unsure"
+            if decided != "unsure":
+                break
         records.extend(StallRecord(label, w, s, decided, "second-run") for w, s in unsure)
     return records
 
@@ -1072,8 +1093,8 @@ def _untold_message(record: StallRecord) -> str:
     where = "the child's event loop" if record.where == "ping" else "the event loop"
     return (
         f"not judged: the machine gave {where} too little CPU to tell a blocking subject "
-        f"from a busy machine ({', '.join(numbers)}; the same again when the example ran a "
-        "second time); run it on a less busy machine"
+        f"from a busy machine ({', '.join(numbers)}; the same again each time the example "
+        f"ran again, up to {UNSURE_RERUNS} times); run it on a less busy machine"
     )
 
 

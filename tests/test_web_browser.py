@@ -44,6 +44,11 @@ CHROMIUM = chromium_executable() or "/usr/bin/chromium-headless-shell"
 
 pytestmark = pytest.mark.slow
 
+# Playwright's assertions (``expect``) wait 5 s by default: the calibrated patience
+# for half a second instead (5 s on the idle machine, more on a busy one), in every
+# browser test, as they all import this module; it ends a red run.
+playwright_api.expect.set_options(timeout=patience(0.5) * 1000)
+
 
 def _chromium_or_skip() -> str:
     return need("chromium-headless-shell", CHROMIUM)

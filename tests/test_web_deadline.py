@@ -30,6 +30,7 @@ from dsh_user_interaction import (
 )
 from dsh_user_interaction.extra.web import WebProvider
 
+from .helpers import patience
 from .test_web import door, request, started
 from .test_web import run as run_fast
 from .test_web_browser import browser, opened
@@ -168,7 +169,8 @@ def _seconds(line: str) -> int:
 def test_the_page_counts_down_to_time_is_up_and_shows_the_defaults() -> None:
     async def main() -> None:
         async with WebProvider() as provider, browser() as chromium:
-            soon: Any = request(WAIT, TARGETS, deadline=time.time() + 3.5)
+            # 3.5 s ahead on the idle machine, more on a busy one: the page is drawn first.
+            soon: Any = request(WAIT, TARGETS, deadline=time.time() + patience(0.35))
             # More than an hour away, and without defaults: hours shown, and no "then".
             later: Any = {k: v for k, v in WAIT.items() if k != "default"} | {"header": "Later"}
             far: Any = request(later, deadline=time.time() + 3725)
@@ -179,7 +181,9 @@ def test_the_page_counts_down_to_time_is_up_and_shows_the_defaults() -> None:
             async with opened(provider, chromium) as page:
                 card = page.get_by_role("article", name="Deploy", exact=True)
                 timer = card.get_by_role("timer")
-                running = re.compile(r"0:0[1-4] left to answer; then the defaults are used")
+                running = re.compile(
+                    r"(?:\d+:)?\d+:\d\d left to answer; then the defaults are used"
+                )
                 await expect(timer).to_have_text(running)
                 first = await timer.inner_text()
                 group = card.get_by_role("group", name="Deploy now?")
@@ -193,7 +197,9 @@ def test_the_page_counts_down_to_time_is_up_and_shows_the_defaults() -> None:
                 far_text = await far_line.inner_text()
                 assert re.fullmatch(r"1:0[12]:\d\d left to answer", far_text), far_text
                 now = time.time()
-                assert far_text in {countdown_text(far, now=now - k / 4) for k in range(40)}
+                # Drawn within the last few seconds (ten on the idle machine).
+                window = int(4 * patience(1.0))
+                assert far_text in {countdown_text(far, now=now - k / 4) for k in range(window)}
                 plain_card = page.get_by_role("article", name="Plain")
                 assert await plain_card.get_by_role("timer").count() == 0
                 assert await plain_card.get_by_text("Default:").count() == 0
@@ -202,7 +208,7 @@ def test_the_page_counts_down_to_time_is_up_and_shows_the_defaults() -> None:
                 await expect(timer).not_to_have_text(first)
                 after = await timer.inner_text()
                 assert after == "Time is up" or _seconds(after) < _seconds(first), after
-                await expect(timer).to_have_text("Time is up", timeout=5000)
+                await expect(timer).to_have_text("Time is up", timeout=patience(0.5) * 1000)
                 for each in asks:
                     each.cancel()
 
@@ -225,7 +231,8 @@ def test_the_recent_list_says_time_ran_out_and_whether_the_defaults_answered() -
                     (WAIT, "Time ran out; the defaults were used"),
                     (plain, "Time ran out"),
                 ]:
-                    asked = request(question, deadline=time.time() + 1.0)
+                    # A second ahead on the idle machine, more on a busy one: the card shows first.
+                    asked = request(question, deadline=time.time() + patience(0.1))
                     pending = asyncio.ensure_future(service.ask(asked))
                     card = page.get_by_role("article", name=asked["questions"][0]["header"])
                     await card.wait_for()

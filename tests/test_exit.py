@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from .helpers import patience
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -57,4 +59,5 @@ def test_a_thread_a_subject_left_running_cannot_hold_the_exit() -> None:
     assert status == 1, text
     assert "PRV-LEAK-1" in text
     assert "leaky-poller" in text
-    assert seconds < 25, "the exit waited for the subject's threads"
+    # At once, not after the threads' 30 s: 25 s on the idle machine, more on a busy one.
+    assert seconds < min(patience(2.5), 29.0), "the exit waited for the subject's threads"

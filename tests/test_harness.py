@@ -218,7 +218,7 @@ def test_a_failing_child_is_a_clear_failure_and_never_a_hang(target: str, expect
     assert expected in out, out
     if target == "exits_on_ask":
         assert "about to exit with status 3" in out  # the child's standard error
-    assert seconds < 90
+    assert seconds < patience(9.0)  # 90 s on the idle machine: it ends
 
 
 @pytest.mark.slow

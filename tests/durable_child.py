@@ -9,6 +9,15 @@ per ask id, through the ``ask_user_question`` tool, a service and a
 store's pending asks to a UI that answers each at once with
 ``NAME:askId`` as custom text, until it is killed or its stdin closes.
 
+``python -m tests.durable_child web --store STORE --stop-at STEP`` relays the
+store's pending asks to a web page, as ``python -m dsh_user_interaction
+serve STORE --ui web`` does, printing ``url ADDRESS`` once it serves; at
+STEP of an answer it prints ``at STEP`` and freezes (its loop blocked) until
+it is killed: ``before-write`` (the relay is about to write the answer),
+``after-write`` (the store has it; the relay has not yet heard),
+``before-response`` (the relay has the store's verdict; the page's POST has
+no reply yet), or ``never``.
+
 ``STORE`` is ``sqlite:PATH`` or ``postgres:SCHEMA@CONNINFO``.
 """
 
@@ -18,7 +27,8 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import cast
+import time
+from typing import Any, NoReturn, cast
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
@@ -28,7 +38,15 @@ from dsh_user_interaction import (
     answer_custom,
     answer_of,
 )
-from dsh_user_interaction.durable import AskStore, DurableProvider, SQLiteStore, serve
+from dsh_user_interaction.durable import (
+    AskStore,
+    DurableProvider,
+    Outcome,
+    Settlement,
+    SQLiteStore,
+    Verdict,
+    serve,
+)
 from dsh_user_interaction.tool import ask_user_question
 
 #: What each agent asks; the UI answers its only question with custom text.
@@ -84,15 +102,71 @@ async def ui(store_spec: str, name: str) -> None:
     await store.close()
 
 
+def halt(step: str) -> NoReturn:
+    """Say that *step* is reached, and freeze the whole process until it is killed."""
+    sys.stdout.write(f"at {step}\n")
+    sys.stdout.flush()
+    while True:
+        time.sleep(3600)  # the loop is blocked: nothing more happens here
+
+
+class Stopping:
+    """A store that freezes the process just before, or just after, a settlement."""
+
+    def __init__(self, inner: AskStore, step: str) -> None:
+        self._inner = inner
+        self._step = step
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def settle(self, ask_id: str, outcome: Outcome, *, settled_at: float) -> Settlement:
+        if self._step == "before-write":
+            halt(self._step)
+        settlement = await self._inner.settle(ask_id, outcome, settled_at=settled_at)
+        if self._step == "after-write":
+            halt(self._step)
+        return settlement
+
+
+async def web(store_spec: str, step: str) -> None:
+    from dsh_user_interaction.extra.web import WebProvider
+
+    class Halting(WebProvider):
+        """Freezes once the relay has the store's verdict, before the page hears it."""
+
+        def expect_verdict(
+            self, request: AskUserQuestionRequest, verdict: asyncio.Future[Verdict]
+        ) -> None:
+            if step == "before-response":
+                verdict.add_done_callback(lambda _done: halt(step))
+            super().expect_verdict(request, verdict)
+
+    store = await open_store(store_spec)
+    async with Halting() as page:
+        relay = asyncio.ensure_future(
+            serve(cast("AskStore", Stopping(store, step)), page, via="web", principal="ana")
+        )
+        sys.stdout.write(f"url {page.url}\n")
+        sys.stdout.flush()
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        relay.cancel()
+        await asyncio.gather(relay, return_exceptions=True)
+    await store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("role", choices=["agent", "ui"])
+    parser.add_argument("role", choices=["agent", "ui", "web"])
     parser.add_argument("--store", required=True)
     parser.add_argument("--name", default="ui")
+    parser.add_argument("--stop-at", default="never")
     parser.add_argument("ask_ids", nargs="*")
     arguments = parser.parse_intermixed_args()
     if arguments.role == "agent":
         asyncio.run(agent(arguments.store, arguments.ask_ids))
+    elif arguments.role == "web":
+        asyncio.run(web(arguments.store, arguments.stop_at))
     else:
         asyncio.run(ui(arguments.store, arguments.name))
 

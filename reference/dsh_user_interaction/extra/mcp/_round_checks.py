@@ -514,7 +514,8 @@ async def _main_call(client: _Client, server: _Server, call: _Call, lender: _Cal
         twice = False
         if round_number <= _DRAWN_ROUNDS:
             moves += ["none", *(["some"] if len(keys) > 1 else [])]
-            moves += [*(["replay"] if used else []), *(["stray"] if earlier else [])]
+            # A stray answer twice as often: only a call of several rounds can send one.
+            moves += [*(["replay"] if used else []), *(["stray"] * 2 if earlier else [])]
             moves += ["cross"] if any(_number(k) in lent for k in keys) else []
             twice = data.draw(st.booleans(), label="send the retry twice at once")
         move = data.draw(st.sampled_from(moves), label=f"round {round_number}")

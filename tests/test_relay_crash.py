@@ -9,17 +9,22 @@ relay (a scripted UI answering otherwise) and a new agent run on the same
 store. The proof (``DUR-ACK-1``, ``DUR-KEEP-1``): an answer the page was told
 was saved (HTTP 200, "Answered here") is the ask's outcome; one it was not
 told of is the outcome only when the store had it; and every ask has
-exactly one outcome, which the restarted agent returns.
+exactly one outcome, which the restarted agent returns. On the SQLite store
+and on a throwaway PostgreSQL server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,7 +32,13 @@ import httpx
 import pytest
 
 from dsh_user_interaction import answer_custom, answer_of
-from dsh_user_interaction.durable import SQLiteStore
+from dsh_user_interaction.durable import AskStore, SQLiteStore
+from dsh_user_interaction.extra.postgres import PostgresStore
+from dsh_user_interaction.extra.postgres.testing import (
+    PostgresServer,
+    ServerUnavailable,
+    postgres_server,
+)
 
 from .helpers import run
 from .test_durable_processes import ROOT, reaped
@@ -37,6 +48,35 @@ pytestmark = pytest.mark.slow
 #: Where the relay is frozen, then killed; ``after-response`` kills it once the page has 200.
 STEPS = ("before-write", "after-write", "before-response", "after-response")
 FIRST = answer_of(answer_custom("q", "from the page"))
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[PostgresServer]:
+    with contextlib.ExitStack() as stack:
+        try:
+            running = stack.enter_context(postgres_server())
+        except ServerUnavailable as missing:
+            if os.environ.get("CI"):
+                pytest.fail(f"no PostgreSQL server can be started: {missing}")
+            pytest.skip(f"no PostgreSQL server can be started: {missing}")
+        yield running
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The children's ``--store``: a new SQLite file, or a new schema on the server."""
+    if request.param == "sqlite":
+        return f"sqlite:{tmp_path / 'asks.db'}"
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return f"postgres:dsh_crash_{uuid.uuid4().hex}@{server.dsn}"
+
+
+async def opened(spec: str) -> AskStore:
+    kind, _, rest = spec.partition(":")
+    if kind == "sqlite":
+        return SQLiteStore(rest)
+    schema, _, dsn = rest.partition("@")
+    return await PostgresStore.connect(dsn, schema=schema)
 
 
 def child(*arguments: str) -> subprocess.Popen[str]:
@@ -90,11 +130,10 @@ def kill(*processes: subprocess.Popen[str]) -> None:
 
 @pytest.mark.parametrize("step", STEPS)
 def test_a_page_told_saved_is_the_outcome_whatever_is_killed_when(
-    tmp_path: Path, step: str
+    store_spec: str, step: str
 ) -> None:
     """DUR-ACK-1, DUR-KEEP-1: SIGKILL of the relay and the agent at *step*, then a restart."""
-    path = tmp_path / "asks.db"
-    store = f"sqlite:{path}"
+    store = store_spec
     relay = child(
         "web", "--store", store, "--stop-at", "never" if step == "after-response" else step
     )
@@ -126,8 +165,11 @@ def test_a_page_told_saved_is_the_outcome_whatever_is_killed_when(
     got = json.loads(line["text"])
 
     async def kept() -> list[tuple[str, str, str | None]]:
-        async with SQLiteStore(path) as opened:
-            return [(r.ask_id, r.state, r.via) for r in await opened.changes(0)]
+        reading = await opened(store)
+        try:
+            return [(r.ask_id, r.state, r.via) for r in await reading.changes(0)]
+        finally:
+            await reading.close()
 
     ((ask_id, state, via),) = run(kept())
     assert (ask_id, state) == ("call-1", "answered")

@@ -1,4 +1,4 @@
-"""Broken disks for the store tests: a small full file system, and a read-only one.
+"""Broken disks for the store tests: a small full file system, a read-only one, a locked file.
 
 Both need ``mount``, which needs root (or CAP_SYS_ADMIN); a test skips with
 the reason when the machine does not allow it. Each is unmounted when its
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["fill", "read_only", "small_disk"]
+__all__ = ["fill", "immutable", "read_only", "small_disk"]
 
 
 def _mount(*arguments: str) -> None:
@@ -80,3 +80,22 @@ def read_only(folder: Path) -> Generator[Path]:
         yield folder
     finally:
         _unmount(folder)
+
+
+@contextmanager
+def immutable(path: Path) -> Generator[Path]:
+    """*path* made immutable (``chattr +i``: not even root may write it), mutable after the block."""
+    if os.geteuid() != 0:
+        pytest.skip("chattr +i needs root, and the tests do not run as root")
+    done = subprocess.run(
+        ["chattr", "+i", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"chattr +i is not permitted here: {done.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)

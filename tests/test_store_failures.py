@@ -36,7 +36,7 @@ from dsh_user_interaction.durable import (
     with_ask_id,
 )
 
-from .disks import fill, read_only, small_disk
+from .disks import fill, immutable, read_only, small_disk
 from .helpers import BOUND, run
 
 #: The tables of versions 0.3 and earlier of this package, which wrote no layout version.
@@ -186,21 +186,20 @@ def test_a_lock_held_longer_than_the_wait_is_named(tmp_path: Path) -> None:
         db.execute("COMMIT")
         db.close()
 
-    holder = threading.Thread(target=hold)
-    holder.start()
-
     async def main() -> UserInteractionError:
         async with SQLiteStore(path, lock_timeout=0.01) as store:
-            with pytest.raises(UserInteractionError) as raised:
-                await store.settle("ask-0", Outcome.cancelled(), settled_at=2.0)
+            holder = threading.Thread(target=hold)
+            holder.start()
+            try:
+                assert await asyncio.to_thread(taken.wait, BOUND)
+                with pytest.raises(UserInteractionError) as raised:
+                    await store.settle("ask-0", Outcome.cancelled(), settled_at=2.0)
+            finally:
+                release.set()
+                await asyncio.to_thread(holder.join, BOUND)
             return raised.value
 
-    try:
-        assert taken.wait(BOUND)
-        error = store_failure(run(main()))
-    finally:
-        release.set()
-        holder.join(BOUND)
+    error = store_failure(run(main()))
     assert "locked by another connection for longer than lock_timeout (0.01 s)" in str(error)
     assert run(pending_ids(path)) == ["ask-0"]
 
@@ -257,6 +256,22 @@ def test_a_read_only_mount_is_named_and_loses_nothing(tmp_path: Path) -> None:
     with read_only(folder):
         error = opening_fails(path)
         assert "is mounted read-only" in str(error)
+    assert run(pending_ids(path)) == ["ask-0", "ask-1"]
+
+
+def test_a_read_only_file_is_refused_at_the_opening_and_loses_nothing(tmp_path: Path) -> None:
+    """DUR-FAIL-1: a file SQLite can open only for reading is refused at once, not at the first put.
+
+    SQLite opens a file it cannot write read-only without a word; the store
+    writes nothing at the opening, so before, the first put failed instead.
+    """
+    path = tmp_path / "asks.db"
+    run(put_some(path, 2))
+    with immutable(path):
+        error = opening_fails(path)
+        assert f"the file {str(path)!r} is read-only" in str(error)
+        line = _one_clear_line(_serve(str(path), tmp_path))
+        assert "is read-only" in line
     assert run(pending_ids(path)) == ["ask-0", "ask-1"]
 
 

@@ -422,6 +422,16 @@ def _open(db: sqlite3.Connection) -> None:
     db.execute("PRAGMA synchronous=FULL")
     if _user_version(db) == LAYOUT_VERSION:
         _check_layout(db, LAYOUT_VERSION)
+        # A write that changes nothing: a file SQLite could open only for reading
+        # (read-only, immutable) or a disk with no room is refused now, not at the
+        # first put.
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("UPDATE dsh_meta SET value = value WHERE key = 'seq'")
+            db.execute("COMMIT")
+        except BaseException:
+            _rollback(db)
+            raise
         return
     db.execute("BEGIN IMMEDIATE")
     try:

@@ -173,3 +173,33 @@ def test_the_page_says_not_saved_when_the_relay_stops_first(tmp_path: Path) -> N
         assert await state_of(path, "call-1") == "pending"
 
     run(main)
+
+
+def test_the_page_says_still_saving_then_answered_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DUR-ACK-1: past the server's verdict wait the card says "Still saving", then "Answered here".
+
+    The second is the socket's word, once the store has the answer.
+    """
+    from dsh_user_interaction.extra.web import _app
+
+    monkeypatch.setattr(_app, "VERDICT_WAIT", 0.05)
+    path = tmp_path / "asks.db"
+
+    async def main() -> None:
+        await put(path, "call-1")
+        async with (
+            relayed(path, via="desk", principal="ana") as (provider, store, _relay),
+            browser() as chromium,
+            opened(provider, chromium) as page,
+        ):
+            card = await type_answer(page, "ship it")
+            store.gate.clear()
+            await card.get_by_role("button", name="Send").click()
+            await card.get_by_text("Still saving: the store has not confirmed it yet.").wait_for()
+            assert "Answered" not in await page.get_by_role("log").inner_text()
+            store.gate.set()
+            await page.get_by_role("log").get_by_text("Answered here").wait_for()
+
+    run(main)

@@ -292,3 +292,31 @@ def test_a_dismissal_through_a_relay_waits_for_the_store_too(tmp_path: Path) -> 
             assert await state_of(path, "call-1") == ("cancelled", "ana", "web")
 
     run(main)
+
+
+def test_a_store_slower_than_the_verdict_wait_gets_202_then_the_socket_says_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DUR-ACK-1: past the verdict wait, the POST hears 202 (still saving); the socket says the rest.
+
+    Once the store has the answer, the socket says it was saved through this page.
+    """
+    from dsh_user_interaction.extra.web import _app
+
+    monkeypatch.setattr(_app, "VERDICT_WAIT", 0.05)
+    path = tmp_path / "asks.db"
+
+    async def main() -> None:
+        await put(path, "call-1")
+        async with relayed(path) as (door, store, _relay), door.page() as page:
+            board_id = await shown(page)
+            store.gate.clear()
+            reply = await door.post(f"/asks/{board_id}/answer", BODY, **{"x-dsh-page": page.id})
+            assert (reply.status_code, reply.json()) == (202, {"ok": False, "saving": True})
+            assert await state_of(path, "call-1") == ("pending", None, None)
+            store.gate.set()
+            settled = await page.until("settled")
+            assert (settled["how"], settled["by"]) == ("answered", page.id)
+            assert await state_of(path, "call-1") == ("answered", "ana", "web")
+
+    run(main)

@@ -203,3 +203,55 @@ def test_the_page_says_still_saving_then_answered_here(
             await page.get_by_role("log").get_by_text("Answered here").wait_for()
 
     run(main)
+
+
+def test_a_relay_killed_mid_answer_leaves_the_card_saying_it_may_not_be_saved(
+    tmp_path: Path,
+) -> None:
+    """DUR-ACK-1: ``serve --ui web`` SIGKILLed before it writes; the page keeps the draft.
+
+    The card stays, with what was typed, and says that the answer may not
+    have been saved; nothing says "Answered".
+    """
+    import signal
+
+    from .test_relay_crash import child, line_of
+
+    path = tmp_path / "asks.db"
+    relay = child("web", "--store", f"sqlite:{path}", "--stop-at", "before-write")
+    try:
+        first = line_of(relay)
+        assert first.startswith("url "), first
+
+        async def main() -> None:
+            await put(path, "call-1")
+            async with browser() as chromium:
+                context = await chromium.new_context()
+                try:
+                    page = await context.new_page()
+                    await page.goto(first.split()[1])
+                    card = await type_answer(page, "typed before the crash")
+                    await card.get_by_role("button", name="Send").click()
+                    loop = asyncio.get_running_loop()
+                    assert await loop.run_in_executor(None, line_of, relay) == "at before-write\n"
+                    relay.send_signal(signal.SIGKILL)
+                    await card.get_by_text("Not confirmed: no reply from the server").wait_for()
+                    assert "may not have been saved" in await card.inner_text()
+                    text = card.get_by_role("textbox", name="Answer")
+                    assert await text.input_value() == "typed before the crash"
+                    assert "Answered" not in await page.get_by_role("log").inner_text()
+                finally:
+                    await context.close()
+
+        run(main)
+    finally:
+        relay.kill()
+        relay.wait(timeout=30)
+        for stream in (relay.stdin, relay.stdout):
+            if stream is not None:
+                stream.close()
+    assert run_state(path) == "pending"
+
+
+def run_state(path: Path) -> str | None:
+    return asyncio.run(state_of(path, "call-1"))

@@ -320,3 +320,20 @@ def test_a_store_slower_than_the_verdict_wait_gets_202_then_the_socket_says_how(
             assert await state_of(path, "call-1") == ("answered", "ana", "web")
 
     run(main)
+
+
+def test_the_board_keeps_no_words_for_an_ask_that_is_not_pending() -> None:
+    """Bounded memory: who and where are kept only for a pending ask, and go with it."""
+    from dsh_user_interaction.extra.web._board import Board
+
+    async def main() -> None:
+        board = Board()
+        board.tell("a9", principal="bo", via="phone")
+        assert board.details == {}
+        ask = board.open(QUESTION)
+        board.tell(ask.id, principal="bo", via="phone")
+        assert board.details == {ask.id: {"principal": "bo", "via": "phone"}}
+        board.settle(ask.id, "answered", None)
+        assert board.settled[ask.id] == ("answered", None)
+
+    run(main)

@@ -185,7 +185,7 @@ class Board:
     def tell(self, ask_id: str, **details: str | None) -> None:
         """Say more about how *ask_id* ends, before it settles: ``principal``, ``via``, ``note``."""
         kept = {key: value for key, value in details.items() if value is not None}
-        if kept:
+        if kept and ask_id in self.asks:  # (only of a pending ask: nothing is kept for none)
             self.details[ask_id] = kept
 
     def send(

@@ -24,7 +24,10 @@ Design notes:
   which wrote no version) is checked and stamped in one transaction; a
   newer version, or tables that are not the layout their version names (a
   renamed column, say), are refused at the opening with ``STORE_FAILED``,
-  never at the first write.
+  never at the first write. The opening also makes a write that changes
+  nothing, since SQLite opens a file it cannot write for reading without a
+  word: a read-only or immutable file, or a disk with no room, is refused
+  then too.
 * Every error of the database is raised as ``STORE_FAILED`` naming its
   cause in plain words (``DUR-FAIL-1``): a full disk, a read-only file or
   file system, a lock held longer than *lock_timeout*, a missing directory,

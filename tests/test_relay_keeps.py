@@ -470,3 +470,34 @@ def test_an_ask_whose_provider_failed_is_forgotten_once_it_settles(tmp_path: Pat
 
 async def _calls_at_least(count: Callable[[], int], wanted: int) -> bool:
     return count() >= wanted
+
+
+def test_fan_out_behind_a_relay_passes_the_verdict_to_the_ui_that_answered(
+    tmp_path: Path,
+) -> None:
+    """DUR-ACK-1 through fan-out: the answering UI hears saved; the other gave none."""
+    from dsh_user_interaction.durable import FanOutProvider
+
+    async def main() -> None:
+        async with flaky(tmp_path) as store:
+            await store.put("call-1", stored_request(QUESTION), asked_at=1.0)
+            desk, phone = Hearing(), Hearing()
+            both = FanOutProvider({"desk": desk, "phone": phone})
+            assert isinstance(both, VerdictAware)
+            relay = asyncio.ensure_future(serve(store, both, via="fan", principal="ana"))
+            await desk.scripted.next_ask()
+            shown = await phone.scripted.next_ask()
+            store.gate.clear()
+            shown.answer(ANSWER)
+            await store.attempted.wait()
+            assert not phone.verdicts["call-1"].done()
+            store.gate.set()
+            told = await phone.verdicts["call-1"]
+            assert (told.state, told.outcome) == (
+                "saved",
+                Outcome.answered(ANSWER, principal="ana", via="fan"),
+            )
+            assert desk.verdicts["call-1"].cancelled()
+            await stopped(relay)
+
+    run(main(), bound=60)

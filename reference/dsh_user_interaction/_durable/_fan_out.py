@@ -14,6 +14,10 @@ Design notes:
   outcome and the UI that gave it; a UI still running after *withdraw_grace*
   seconds is cancelled, and the ask waits (up to one more second) for it to
   end, so nothing is left running (``PRV-LEAK-1``).
+* Behind a relay, fan-out is :class:`~dsh_user_interaction.durable.VerdictAware`
+  (``DUR-ACK-1``): each UI that asks for verdicts gets one for its own
+  request, and the store's verdict reaches the UI whose outcome was offered;
+  the others gave none, and theirs is cancelled.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from .._checks import bad_answer, must_violations
 from .._errors import ErrorCode, UserInteractionError
 from .._types import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteractionProvider
 from ._store import Outcome
+from ._verdict import Verdict, VerdictAware
 from ._withdrawn import LostAnswer, Withdrawn
 
 __all__ = ["FanOutProvider"]
@@ -68,7 +73,7 @@ class FanOutProvider:
     {'answers': [{'id': 'q', 'selected': [], 'custom': 'from the phone'}]}
     """
 
-    __slots__ = ("_grace", "_uis")
+    __slots__ = ("_grace", "_uis", "_verdicts")
 
     def __init__(
         self,
@@ -89,11 +94,31 @@ class FanOutProvider:
             raise ValueError(msg)
         self._uis: tuple[tuple[str, UserInteractionProvider], ...] = tuple(named)
         self._grace = float(withdraw_grace)
+        #: The verdicts a relay promised, by the request's identity, until it is asked.
+        self._verdicts: dict[int, tuple[AskUserQuestionRequest, asyncio.Future[Verdict]]] = {}
 
     @property
     def names(self) -> tuple[str, ...]:
         """The UIs' names, in order."""
         return tuple(name for name, _ in self._uis)
+
+    def expect_verdict(
+        self, request: AskUserQuestionRequest, verdict: asyncio.Future[Verdict]
+    ) -> None:
+        """A relay's promise of the store's verdict on *request*'s outcome (``DUR-ACK-1``).
+
+        It is passed on to the UI whose outcome was offered, when that UI
+        asks for verdicts.
+        """
+        key = id(request)
+        self._verdicts[key] = (request, verdict)
+
+        def forget(_done: asyncio.Future[Verdict]) -> None:
+            kept = self._verdicts.get(key)
+            if kept is not None and kept[1] is verdict:
+                del self._verdicts[key]
+
+        verdict.add_done_callback(forget)
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Ask every UI at once; return the first answer, or raise the first dismissal."""
@@ -101,14 +126,23 @@ class FanOutProvider:
         if signal is not None and signal.aborted:
             raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
         loop = asyncio.get_running_loop()
+        promised = self._verdicts.pop(id(request), None)
+        verdict = promised[1] if promised is not None and promised[0] is request else None
         legs: list[_Leg] = []
+        heard: dict[str, asyncio.Future[Verdict]] = {}
         for name, ui in self._uis:
             controller = AbortController()
             own = controller.signal
             leg_signal = own if signal is None else AbortSignal.any([signal, own])
             leg_request = cast("AskUserQuestionRequest", {**request, "signal": leg_signal})
+            if verdict is not None and isinstance(ui, VerdictAware):
+                heard[name] = loop.create_future()
+                ui.expect_verdict(leg_request, heard[name])
             task = loop.create_task(_call(ui, leg_request), name=f"dsh-fan-out-{name}")
             legs.append(_Leg(name, controller, task))
+        offered: list[str] = []  # the UI whose outcome this call offers, once it has one
+        if verdict is not None:
+            verdict.add_done_callback(lambda done: _pass_on(done, heard, offered))
         ask_id = cast("Mapping[str, object]", request).get("askId")
         winner: Outcome | None = None
         try:
@@ -130,10 +164,12 @@ class FanOutProvider:
                             failures.append(bad_answer(answer, violations))
                             continue
                         winner = Outcome.answered(answer, via=leg.name)
+                        offered.append(leg.name)
                         return answer
                     if isinstance(error, UserInteractionError):
                         if error.code is ErrorCode.ASK_CANCELLED:
                             winner = Outcome.cancelled(via=leg.name)
+                            offered.append(leg.name)
                             raise error
                         if (
                             error.code is ErrorCode.ASK_ABORTED
@@ -177,3 +213,18 @@ async def _call(
     ui: UserInteractionProvider, request: AskUserQuestionRequest
 ) -> AskUserQuestionAnswer:
     return await ui.ask(request)
+
+
+def _pass_on(
+    verdict: asyncio.Future[Verdict],
+    heard: Mapping[str, asyncio.Future[Verdict]],
+    offered: list[str],
+) -> None:
+    """The store's *verdict* to the UI whose outcome was offered; the others gave none."""
+    for name, future in heard.items():
+        if future.done():
+            continue
+        if verdict.cancelled() or name not in offered:
+            future.cancel()
+        else:
+            future.set_result(verdict.result())

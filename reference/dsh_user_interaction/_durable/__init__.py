@@ -10,6 +10,7 @@ One concept a module:
 * ``_relay``: the UI's side, :func:`serve`;
 * ``_fan_out``: one ask on several UIs of one process;
 * ``_withdrawn``: how an ask ended, as told to the surfaces that lost it;
+* ``_verdict``: the store's verdict on a UI's outcome, for a provider that asks;
 * ``_upkeep``: expiry, export and maintenance;
 * ``_serve_command``: ``python -m dsh_user_interaction serve``.
 

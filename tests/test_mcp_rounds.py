@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -610,7 +611,7 @@ def _sqlite_ledger(path: Path) -> _SharedLedger:
     """A SQLite file at *path*, which every worker opens as a ``SQLiteLedger``."""
 
     def used() -> int:
-        with sqlite3.connect(path) as db:
+        with closing(sqlite3.connect(path)) as db, db:
             (count,) = db.execute("SELECT count(*) FROM dsh_used_request_states").fetchone()
         return int(count)
 

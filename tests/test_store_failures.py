@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any, cast
 
@@ -105,7 +106,7 @@ def test_a_damaged_page_is_named_as_corrupt(tmp_path: Path) -> None:
     """DUR-FAIL-1: a database whose pages were overwritten says it is corrupt."""
     path = tmp_path / "asks.db"
     run(put_some(path, 40))
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     data = bytearray(path.read_bytes())
     data[4096:] = b"\xff" * (len(data) - 4096)  # every page after the first
@@ -118,11 +119,11 @@ def test_a_newer_layout_is_refused_naming_both_versions(tmp_path: Path) -> None:
     """DUR-LAYOUT-1: a file of a later layout is refused at the opening, and kept as it is."""
     path = tmp_path / "asks.db"
     run(put_some(path, 1))
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("PRAGMA user_version = 2")
     error = opening_fails(path)
     assert "layout is version 2, newer than the version 1 this package reads" in str(error)
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         assert db.execute("PRAGMA user_version").fetchone() == (2,)
         assert db.execute("SELECT count(*) FROM dsh_asks").fetchone() == (1,)
 
@@ -132,7 +133,7 @@ def test_a_tampered_layout_is_refused_at_the_opening(tmp_path: Path, version: in
     """DUR-LAYOUT-1: a renamed column is found when the file is opened, not at the first put."""
     path = tmp_path / "asks.db"
     run(put_some(path, 1))
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("ALTER TABLE dsh_asks RENAME COLUMN via TO ui")
         db.execute(f"PRAGMA user_version = {version}")
     error = opening_fails(path)
@@ -144,7 +145,7 @@ def test_a_tampered_layout_is_refused_at_the_opening(tmp_path: Path, version: in
 def test_a_file_of_the_unversioned_layout_is_migrated_and_keeps_its_asks(tmp_path: Path) -> None:
     """DUR-LAYOUT-1: a 0.3 file (user_version 0) opens, is stamped version 1, and loses nothing."""
     path = tmp_path / "asks.db"
-    with sqlite3.connect(path, isolation_level=None) as db:
+    with closing(sqlite3.connect(path, isolation_level=None)) as db, db:
         db.executescript(_LAYOUT_0)
         db.execute(
             "INSERT INTO dsh_asks (ask_id, request, asked_at, seq, state)"
@@ -160,7 +161,7 @@ def test_a_file_of_the_unversioned_layout_is_migrated_and_keeps_its_asks(tmp_pat
             assert added.seq == 2
 
     run(main())
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         assert db.execute("PRAGMA user_version").fetchone() == (1,)
 
 
@@ -168,7 +169,7 @@ def test_a_new_file_is_written_with_its_layout_version(tmp_path: Path) -> None:
     """DUR-LAYOUT-1: the version is written when the tables are created."""
     path = tmp_path / "asks.db"
     run(put_some(path, 0))
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         assert db.execute("PRAGMA user_version").fetchone() == (1,)
 
 
@@ -243,7 +244,7 @@ def test_a_full_disk_is_named_and_loses_nothing(tmp_path: Path) -> None:
         assert "database or disk is full" in str(put_error.__cause__)
         (disk / "filler").unlink()
         assert run(pending_ids(path)) == ["ask-0", "ask-1", "ask-2"]
-        with sqlite3.connect(path) as db:
+        with closing(sqlite3.connect(path)) as db, db:
             assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
@@ -298,7 +299,7 @@ def _one_clear_line(done: subprocess.CompletedProcess[str]) -> str:
 def _newer(tmp_path: Path) -> str:
     path = tmp_path / "asks.db"
     run(put_some(path, 1))
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("PRAGMA user_version = 5")
     return str(path)
 

@@ -96,7 +96,12 @@ def test_the_reference_provider_passes_through_the_harness(subjects: HarnessSubj
     assert subjects.protocol_errors == []
 
 
+# Alone: SVC-LOOP-1 is judged across the synchronous register and dispose calls into the
+# child, and beside the slow tier's browsers and servers the child's wait for a CPU was
+# once not told from its own sleep (a false red, 0.38 s); the judgement's remaining gap
+# is recorded in docs/performance.md, section 15.
 @pytest.mark.slow
+@pytest.mark.alone
 def test_the_reference_service_passes_through_the_harness() -> None:
     """Every service requirement passes, cancellation included, with every message valid."""
     factory = HarnessServices(

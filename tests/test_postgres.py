@@ -1169,6 +1169,8 @@ def test_two_agents_and_three_uis_settle_a_thousand_asks_once_through_faults(
                 await faults
             for child in uis:
                 if child is not killed:
+                    # A UI that ended by itself failed: say why, not ProcessLookupError.
+                    assert child.process.returncode is None, child.diagnosis()
                     child.process.terminate()
                     assert await child.process.wait() == 0, child.diagnosis()
                 await child.reader

@@ -63,6 +63,9 @@ class Flaky:
         self.failures = 0
         self.attempts = 0
         self.watch_failures = 0
+        #: While set, the watch passes on no settled record, as when an ask is settled
+        #: and purged between two of its polls.
+        self.hide_settlements = False
         self.gate = asyncio.Event()
         self.gate.set()
         self.attempted = asyncio.Event()
@@ -95,7 +98,8 @@ class Flaky:
             msg = "the watch lost its connection"
             raise ConnectionError(msg)
         async for record in self.inner.watch(after):
-            yield record
+            if record.pending or not self.hide_settlements:
+                yield record
 
     async def records(self, *, settled_after: float | None = None) -> list[AskRecord]:
         return await self.inner.records(settled_after=settled_after)
@@ -465,7 +469,50 @@ def test_an_ask_whose_provider_failed_is_forgotten_once_it_settles(tmp_path: Pat
             await stopped(relay)
             assert calls == 2
 
-    run(main(), bound=60)
+    run(main())
+
+
+def test_an_ask_put_again_after_a_purge_the_relay_never_saw_is_shown(tmp_path: Path) -> None:
+    """DUR-RELAY-1: a failed ask is kept out by its record, not its id.
+
+    The watch never sees the settlement (settled and purged between two
+    polls); the ask put again with the same id is a new record, and is shown.
+    Before, the relay kept the id and never showed the new ask.
+    """
+
+    async def main() -> None:
+        async with flaky(tmp_path) as store:
+            store.hide_settlements = True
+            await store.put("call-1", stored_request(QUESTION), asked_at=1.0)
+            calls = 0
+
+            def respond(_request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+                nonlocal calls
+                calls += 1
+                if calls == 1:
+                    msg = "the UI crashed"
+                    raise RuntimeError(msg)
+                return ANSWER
+
+            errors: list[BaseException] = []
+            relay = asyncio.ensure_future(
+                serve(
+                    store,
+                    ScriptedProvider(respond=respond),
+                    via="desk",
+                    on_error=lambda _r, e: errors.append(e),
+                )
+            )
+            await until(lambda: _calls_at_least(lambda: len(errors), 1))
+            await store.inner.settle("call-1", Outcome.expired(), settled_at=2.0)
+            await store.inner.purge(settled_before=3.0)
+            await store.put("call-1", stored_request(QUESTION), asked_at=4.0)
+            await until(lambda: _is(state_of(store, "call-1"), "answered"))
+            await stopped(relay)
+            assert calls == 2
+            assert [str(e) for e in errors] == ["the UI crashed"]
+
+    run(main())
 
 
 async def _calls_at_least(count: Callable[[], int], wanted: int) -> bool:

@@ -118,9 +118,12 @@ async def serve(
     # The agent's side keeps each ask's deadline (DUR-DEADLINE-1); the UI only shows it.
     service = UserInteractionService(enforce_deadlines=False)
     shown: dict[str, AbortController] = {}
-    #: Asks whose provider failed: not shown again while they stay pending. Bounded:
-    #: an id leaves as soon as the watch sees the ask settled.
-    failed: set[str] = set()
+    #: Asks whose provider failed, by id, with the change number of the pending record
+    #: that failed: not shown again while that record stays pending. Bounded: an id
+    #: leaves as soon as the watch sees the ask settled. A pending record of the same
+    #: id with another change number is a new ask (put again after a purge the watch
+    #: never saw the settlement of), and is shown.
+    failed: dict[str, int] = {}
     hears = isinstance(provider, VerdictAware)
 
     def report(record: AskRecord, error: BaseException) -> None:
@@ -182,7 +185,7 @@ async def serve(
                         )
                     return
                 else:
-                    failed.add(record.ask_id)
+                    failed[record.ask_id] = record.seq
                     report(record, error)
                     if error.answer is not None:
                         _log.warning("ask %r: the rejected answer: %r", record.ask_id, error.answer)
@@ -237,7 +240,7 @@ async def serve(
                 )
             raise
         except Exception as error:  # noqa: BLE001 - one ask's failure never stops the relay
-            failed.add(record.ask_id)
+            failed[record.ask_id] = record.seq
             report(record, error)
         finally:
             shown.pop(record.ask_id, None)
@@ -270,13 +273,14 @@ async def serve(
         async with asyncio.TaskGroup() as group:
             async for record in changes():
                 if record.pending:
-                    if record.ask_id in shown or record.ask_id in failed:
+                    if record.ask_id in shown or failed.get(record.ask_id) == record.seq:
                         continue
+                    failed.pop(record.ask_id, None)
                     controller = AbortController()
                     shown[record.ask_id] = controller
                     group.create_task(show(record, controller), name=f"dsh-relay-{record.ask_id}")
                 else:
-                    failed.discard(record.ask_id)
+                    failed.pop(record.ask_id, None)
                     showing = shown.get(record.ask_id)
                     outcome = record.outcome
                     if showing is not None and outcome is not None:

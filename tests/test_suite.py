@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, cast
@@ -33,7 +34,7 @@ from dsh_user_interaction_conformance._reference_only import REFERENCE_ONLY
 from dsh_user_interaction_conformance._store_runner import store_suite_requirements
 
 from .gallery.providers import BROKEN_PROVIDERS, FACTORY_TRIMS_AND_DROPS_SKIPPED
-from .gallery.services import BROKEN_SERVICES, Wrapped
+from .gallery.services import BROKEN_SERVICES, NeverAnswers, Wrapped, hangs_the_first_ask
 
 pytest_plugins = ["pytester"]
 
@@ -391,15 +392,77 @@ def test_a_hang_is_reported_with_what_the_loop_did_meanwhile() -> None:
     failed = {r.requirement.id: r.message for r in report.results if r.status == "failed"}
     message = failed["SVC-PASS-1"]
     found = re.fullmatch(
-        r"ask\(\) did not settle within 2\.6 s \(in (?P<seconds>[\d.]+) s the loop's thread"
-        r" ran (?P<ran>[\d.]+) s(?:, waited [\d.]+ s for a CPU)? and was idle (?P<idle>[\d.]+) s\)",
+        r"ask\(\) did not settle within (?P<limit>2\.6|15\.6) s \(in (?P<seconds>[\d.]+) s"
+        r" the loop's thread ran (?P<ran>[\d.]+) s(?:, waited [\d.]+ s for a CPU)? and was idle"
+        r" (?P<idle>[\d.]+) s\)(?P<again>; run again with 6x the time, as it first did not"
+        r" settle within 2\.6 s on a busy machine.*)?",
         message,
     )
     assert found is not None, message
     # Waiting on nothing that comes: the thread sat idle, and hardly ran.
     assert float(found["ran"]) < 1.0, message
     assert float(found["idle"]) > 1.0, message
-    assert float(found["seconds"]) >= 2.5, message
+    assert float(found["seconds"]) >= float(found["limit"]) - 0.1, message
+    # Given six times the time on a busy machine (Rule 3c), and only then.
+    assert (found["limit"] == "15.6") == (found["again"] is not None), message
+
+
+def _one_hang(busy: bool, factory: Callable[[], object], monkeypatch: pytest.MonkeyPatch) -> Any:
+    from dsh_user_interaction_conformance import _engine
+
+    monkeypatch.setattr(_engine, "_busy_while", lambda hung: hung is not None and busy)
+    return run_suite(
+        service_factory=factory,
+        kinds=["service"],
+        only=["service-pass-through"],
+        profile="quick",
+        seed=1,
+        shrink=False,
+        bound=0.2,
+    )
+
+
+@pytest.mark.slow
+def test_a_hang_on_a_busy_machine_is_judged_by_a_run_with_more_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 3c: an example that hung while the machine was busy is run again, given 6x the time.
+
+    A service held up once (its first ask hangs, as a UI slowed by load)
+    passes when the machine counts as busy, and fails as a hang when it
+    does not; one that never answers fails either way, its message saying
+    it was given the time twice.
+    """
+    report = _one_hang(True, hangs_the_first_ask(), monkeypatch)
+    assert report.ok, [
+        (r.requirement.id, r.message) for r in report.results if r.status != "passed"
+    ]
+    report = _one_hang(False, hangs_the_first_ask(), monkeypatch)
+    failed = {r.requirement.id: r.message for r in report.results if r.status == "failed"}
+    assert failed["SVC-PASS-1"].startswith("ask() did not settle within 2.6 s"), failed
+    report = _one_hang(True, NeverAnswers, monkeypatch)
+    failed = {r.requirement.id: r.message for r in report.results if r.status == "failed"}
+    message = failed["SVC-PASS-1"]
+    assert message.startswith("ask() did not settle within 15.6 s"), message
+    assert "; run again with 6x the time, as it first did not settle within 2.6 s" in message
+
+
+def test_the_machine_counts_as_busy_by_its_cpu_pressure() -> None:
+    """Rule 3c's measure: a tenth of the time with a task waiting for a CPU is busy."""
+    from dsh_user_interaction_conformance._engine import _busy_while
+    from dsh_user_interaction_conformance._loop import Hung, cpu_pressure
+
+    assert not _busy_while(None)
+    assert not _busy_while(Hung(5.0, 0.1, 0.0, 0.0, contended=0.0))
+    assert not _busy_while(Hung(5.0, 5.0, 0.0, 0.0, contended=0.09))
+    assert _busy_while(Hung(5.0, 0.1, 0.0, 0.0, contended=0.1))
+    assert _busy_while(Hung(5.0, 0.1, 0.0, 0.0, contended=1.0))
+    if sys.platform == "linux" and Path("/proc/pressure/cpu").exists():
+        first = cpu_pressure()
+        assert first is not None
+        second = cpu_pressure()
+        assert second is not None
+        assert second >= first
 
 
 def test_async_factories_and_aclose_after_every_example() -> None:

@@ -45,6 +45,16 @@ requirement is ``untested`` with that reason (a ``MUST``: the run fails).
 A correct subject is never failed for the machine's load, and a blocking
 one is never passed for it.
 
+Rule 3c: a hang on a busy machine is confirmed with more time. The limit
+counts only the time the loop's thread could run, but a UI's other
+processes (a browser, a child) are slowed by the machine's load as well.
+An example that does not settle within its limit while the machine was
+busy (some task waited for a CPU at least a tenth of the time, by the
+kernel's pressure figures; by the load average where those are missing) is
+run again with ``HANG_RERUN`` times the limit, and judged by that run
+alone: settled, its verdicts stand; not settled, it fails as a hang, and
+the message says it was given the time twice.
+
 Rule 4: a set-up error is not a verdict. A factory that raises, or returns
 the wrong kind of object, stops the whole run with :class:`SetupError`.
 """
@@ -76,7 +86,7 @@ from hypothesis.internal.constants_ast import Constants
 from hypothesis.reporting import with_reporter
 
 from ._capabilities import Capabilities
-from ._loop import Judged, LoopResult, Stall, run_bounded
+from ._loop import Hung, Judged, LoopResult, Stall, run_bounded
 from ._registry import requirements
 from ._subject import Remote, Service, Subject
 
@@ -845,6 +855,32 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             on_limit=state.freeze_stage,
         )
         state.close()
+        slower = ""
+        if not result.settled and _busy_while(result.hung):
+            # Rule 3c: on a busy machine, a hang is confirmed with more time before it
+            # fails; the example is judged by the run that had the time.
+            first = result.hung
+            limit *= HANG_RERUN
+            for hook in on_example:
+                hook(limit + 5 * runtime.bound)
+            state = Example(item, runtime, attempt.masked)
+            retried = state
+
+            async def run_slowly() -> None:
+                await scenario(retried)
+
+            result = run_bounded(
+                run_slowly,
+                teardown=state.teardown,
+                limit=limit,
+                bound=runtime.bound,
+                on_limit=state.freeze_stage,
+            )
+            state.close()
+            slower = (
+                f"; run again with {HANG_RERUN}x the time, as it first did not settle within "
+                f"{limit / HANG_RERUN:g} s on a busy machine{_contention(first)}"
+            )
 
         def run_again() -> list[tuple[str, Stall, Judged | None]]:
             """The same example once more, for its stalls only (Rule 3a)."""
@@ -902,7 +938,9 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             if result.ignored_cancel:
                 why = f"; it ignores cancellation (still running {runtime.bound:g} s after it)"
             seen = result.hung.describe() if result.hung is not None else ""
-            problems.append((requirement, f"{what} did not settle within {limit:g} s{seen}{why}"))
+            problems.append(
+                (requirement, f"{what} did not settle within {limit:g} s{seen}{why}{slower}")
+            )
             slow = True
         elif result.error is not None and not isinstance(result.error, Failure):
             requirement, what = state.waiting
@@ -985,6 +1023,39 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
         if setup_errors is not None:
             first: Any = setup_errors.exceptions[0]
             raise first.error from None
+
+
+#: How many times its first limit an example that did not settle on a busy machine
+#: is given when it is run again (Rule 3c).
+HANG_RERUN: Final = 6
+#: The share of a hang's time in which some task waited for a CPU from which the
+#: machine counts as busy (Rule 3c): at idle, a subject that waits on nothing, or
+#: spins on one core, leaves it near zero.
+BUSY_CONTENTION: Final = 0.1
+
+
+def _busy_while(hung: Hung | None) -> bool:
+    """Whether the machine was busy while an example ran to its limit (Rule 3c).
+
+    Judged by the share of the time some task waited for a CPU; where the
+    kernel does not tell, by the load average against the CPUs; where
+    neither is known, the machine counts as busy, so a hang is confirmed.
+    """
+    if hung is None:
+        return False
+    if hung.contended is not None:
+        return hung.contended >= BUSY_CONTENTION
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return True
+    return load >= (os.cpu_count() or 1)
+
+
+def _contention(hung: Hung | None) -> str:
+    if hung is None or hung.contended is None:
+        return ""
+    return f" (some task waited for a CPU {hung.contended:.0%} of that time)"
 
 
 def _stalls(

@@ -130,6 +130,32 @@ def thread_times(tid: int) -> tuple[float, float] | None:
         os.close(fd)
 
 
+def cpu_pressure() -> float | None:
+    """Seconds in which some task of this machine waited for a CPU, since it booted.
+
+    The kernel's pressure stall information (``/proc/pressure/cpu``, its
+    ``some`` line); ``None`` where that is not available (not Linux, or a
+    kernel without it). Two readings tell what share of a stretch of time
+    the machine's CPUs were contended: busy with other work while ready work
+    waited.
+    """
+    if sys.platform != "linux":
+        return None
+    try:
+        with open("/proc/pressure/cpu", "rb") as file:
+            text = file.read(512)
+    except OSError:
+        return None
+    for line in text.splitlines():
+        fields = line.split()
+        if fields[:1] == [b"some"]:
+            for field in fields[1:]:
+                key, _, value = field.partition(b"=")
+                if key == b"total" and value.isdigit():
+                    return int(value) / 1e6
+    return None
+
+
 def _parse_schedstat(text: bytes) -> tuple[float, float] | None:
     fields = text.split()
     if len(fields) < 3 or not all(field.isdigit() for field in fields[:3]):
@@ -666,6 +692,9 @@ class Hung:
     waiting: float | None
     #: How far the wall clock moved against the monotonic clock, in seconds.
     wall_shift: float
+    #: The share of the seconds in which some task of the machine waited for a CPU
+    #: (:func:`cpu_pressure`), when known.
+    contended: float | None = None
 
     def describe(self) -> str:
         """A clause for the failure's message."""
@@ -689,6 +718,7 @@ class _Mark(NamedTuple):
     on_cpu: float
     waiting: float | None
     wall: float
+    pressure: float | None
 
     @classmethod
     def now(cls) -> _Mark:
@@ -698,6 +728,7 @@ class _Mark(NamedTuple):
             time.thread_time(),
             None if times is None else times[1],
             time.time() - time.monotonic(),
+            cpu_pressure(),
         )
 
     def hung(self) -> Hung:
@@ -705,12 +736,13 @@ class _Mark(NamedTuple):
         waiting = (
             None if self.waiting is None or after.waiting is None else after.waiting - self.waiting
         )
-        return Hung(
-            after.monotonic - self.monotonic,
-            after.on_cpu - self.on_cpu,
-            waiting,
-            after.wall - self.wall,
+        seconds = after.monotonic - self.monotonic
+        contended = (
+            None
+            if self.pressure is None or after.pressure is None or seconds <= 0
+            else min(1.0, (after.pressure - self.pressure) / seconds)
         )
+        return Hung(seconds, after.on_cpu - self.on_cpu, waiting, after.wall - self.wall, contended)
 
 
 async def _scenario_phase(

@@ -512,6 +512,38 @@ class SpinsTheLoop(Wrapped):
         return await self.inner.ask(request)
 
 
+class NeverAnswers(Wrapped):
+    """Its ``ask()`` awaits something that never comes: a hang, however long it is given."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        await asyncio.Event().wait()
+        return await self.inner.ask(request)
+
+
+class HangsTheFirstAsk(Wrapped):
+    """A correct service, but that the first ask of those sharing *hangs* hangs.
+
+    As a UI held up by the machine's load: every later ask, in any instance
+    sharing the list, delegates at once, so the same example run again settles.
+    """
+
+    def __init__(self, hangs: list[int]) -> None:
+        super().__init__()
+        self.hangs = hangs
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        if self.hangs[0]:
+            self.hangs[0] -= 1
+            await asyncio.Event().wait()
+        return await self.inner.ask(request)
+
+
+def hangs_the_first_ask() -> Callable[[], HangsTheFirstAsk]:
+    """A factory of services whose first ask, of all it builds, hangs."""
+    hangs = [1]
+    return lambda: HangsTheFirstAsk(hangs)
+
+
 BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     # It reports the wrong stage for empty, malformed and bad-intent requests alike.
     "provider-check-first": (ProviderCheckFirst, "SVC-ORDER-2|SVC-ORDER-3|SVC-ORDER-4"),

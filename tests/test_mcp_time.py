@@ -149,6 +149,54 @@ def test_with_defaults_a_late_answer_times_out_and_is_never_replaced_by_them() -
     assert run(_call(_Timed("defaults", LIMIT).server, ROUND_TRIP, LATE_BY)) == TIMED_OUT
 
 
+async def _never_answered(server: MCPServer, mode: str) -> str:
+    """The call's text when the human never answers its form: a retry, late, without answers.
+
+    On a legacy connection the form stays open until the limit ends the
+    ask; on 2026-07-28 the client retries after the limit with the state
+    alone, as a client whose human walked away does.
+    """
+
+    async def away(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        await asyncio.Event().wait()  # the human never comes back; the limit ends the ask
+        raise AssertionError
+
+    async with Client(server, mode=mode, elicitation_callback=away) as client:
+        if mode != ROUND_TRIP:
+            return _text(await client.call_tool("timed_ask", {}))
+        first = await client.session.call_tool("timed_ask", {}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        await asyncio.sleep(LATE_BY)
+        last = await client.session.call_tool(
+            "timed_ask", {}, request_state=first.request_state, allow_input_required=True
+        )
+        assert isinstance(last, types.CallToolResult)
+        return _text(last)
+
+
+#: What the model reads when nobody answers, by the way the ask's wait is limited.
+UNANSWERED = {**KINDS, "defaults": DEFAULTED}
+
+
+@pytest.mark.parametrize("kind", sorted(UNANSWERED))
+def test_a_late_retry_without_an_answer_ends_the_ask_as_on_a_legacy_connection(kind: str) -> None:
+    """MCP-ROUND-6: no answer by the limit gives the same text on both revisions.
+
+    With defaults and an ``answer_within`` deadline, the defaults answer on
+    both (before, a late retry without answers timed out on 2026-07-28:
+    the fresh round's service had its own deadline still ahead); a signal's
+    timeout or a deadline without defaults times out on both.
+    """
+    on_legacy = run(_never_answered(_Timed(kind, LIMIT).server, "legacy"))
+    rounds = _Timed(kind, LIMIT)
+    on_rounds = run(_never_answered(rounds.server, ROUND_TRIP))
+    assert on_legacy == UNANSWERED[kind]
+    assert on_rounds == on_legacy
+    assert rounds.runs == 2
+
+
 @pytest.mark.parametrize("kind", [*sorted(KINDS), "defaults"])
 def test_an_answer_in_time_is_the_answer_on_both_revisions(kind: str) -> None:
     """With a limit far off, the human's answer comes back on either revision."""

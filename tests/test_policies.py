@@ -1156,3 +1156,51 @@ def test_a_question_without_a_default_mapping_has_no_default_text(
 ) -> None:
     """No default (or one that is not a mapping): no line to show."""
     assert default_text(question) is None
+
+
+class _SaysTheDeadlinePassed:
+    """A provider that keeps the ask's time itself and says its deadline passed (a round)."""
+
+    def __init__(self, *, late: object | None = None, deadline_passed: bool = True) -> None:
+        self.late = late
+        self.deadline_passed = deadline_passed
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        raise UserInteractionError.timed_out_error(
+            answer=self.late, deadline_passed=self.deadline_passed
+        )
+
+
+@pytest.mark.parametrize("has_defaults", [True, False])
+@pytest.mark.parametrize("deadline_passed", [True, False])
+@pytest.mark.parametrize("late", [None, {"answers": [{"id": "q", "selected": ["B"]}]}])
+def test_a_providers_word_that_the_deadline_passed_answers_with_the_defaults(
+    has_defaults: bool, deadline_passed: bool, late: object | None
+) -> None:
+    """POL-DEFAULT-1 by the provider's clock: its ``deadline_passed`` is the service's deadline.
+
+    The request's own deadline is still ahead (a round computed it afresh):
+    the defaults answer only when the provider says the deadline passed, no
+    late answer is kept on its error, and every question has a default;
+    otherwise its timed-out error stands, with the late answer on it.
+    """
+    question: dict[str, Any] = {
+        "id": "q",
+        "question": "Which?",
+        "options": [{"label": "A"}, {"label": "B"}],
+    }
+    if has_defaults:
+        question["default"] = {"selected": ["A"]}
+    request: Any = {"questions": [question], "deadline": time.time() + 600}
+    service = UserInteractionService()
+    service.register_provider(_SaysTheDeadlinePassed(late=late, deadline_passed=deadline_passed))
+    if has_defaults and deadline_passed and late is None:
+        answer = run(service.ask(request))
+        assert answer == {"answers": [{"id": "q", "selected": ["A"]}], "defaulted": True}
+        return
+    with pytest.raises(UserInteractionError) as raised:
+        run(service.ask(request))
+    assert raised.value.timed_out
+    assert raised.value.answer == late
+    assert raised.value.deadline_passed == deadline_passed  # the provider's own error
+    assert pickle.loads(pickle.dumps(raised.value)).deadline_passed == deadline_passed

@@ -171,6 +171,12 @@ class UserInteractionError(HarnessError):
     #: :class:`TimeoutError`, or the request's ``deadline`` passed. Its message
     #: is then :data:`TIMED_OUT_MESSAGE`.
     timed_out: bool
+    #: Whether this timed-out ``ASK_ABORTED`` is a provider's word that the
+    #: request's ``deadline`` passed by a clock the service cannot see (an
+    #: ask carried across MCP rounds): a service answers it as its own
+    #: deadline, with the request's defaults where every question has one
+    #: and the error keeps no answer (``POL-DEFAULT-1``).
+    deadline_passed: bool
 
     def __init__(
         self,
@@ -185,6 +191,7 @@ class UserInteractionError(HarnessError):
         self.answer = answer
         self.violations = tuple(violations)
         self.timed_out = False
+        self.deadline_passed = False
 
     @property
     @override
@@ -201,15 +208,21 @@ class UserInteractionError(HarnessError):
         return cls(MESSAGES[code], code, answer=answer)
 
     @classmethod
-    def timed_out_error(cls, *, answer: object | None = None) -> UserInteractionError:
+    def timed_out_error(
+        cls, *, answer: object | None = None, deadline_passed: bool = False
+    ) -> UserInteractionError:
         """The ``ASK_ABORTED`` of an ask whose time ran out (``POL-TIMEOUT-1``).
 
+        *deadline_passed*: a provider's word that it was the request's
+        ``deadline`` that passed (:attr:`deadline_passed`).
+
         >>> error = UserInteractionError.timed_out_error()
-        >>> error.code, error.timed_out
-        (<ErrorCode.ASK_ABORTED: 'ASK_ABORTED'>, True)
+        >>> error.code, error.timed_out, error.deadline_passed
+        (<ErrorCode.ASK_ABORTED: 'ASK_ABORTED'>, True, False)
         >>> print(error)
         ask_user_question timed out before the user answered; do not assume an answer
         """
         error = cls(TIMED_OUT_MESSAGE, ErrorCode.ASK_ABORTED, answer=answer)
         error.timed_out = True
+        error.deadline_passed = deadline_passed
         return error

@@ -430,11 +430,17 @@ class UserInteractionService:
         # without suspending, and need no wiring (Rule 6).
         steps = pending if type(pending) is CoroutineType else pending.__await__()
         try:
-            waiting = steps.send(None)
-        except StopIteration as stop:
-            answer: AskUserQuestionAnswer = stop.value
-        else:
-            answer = await self._suspended(request, registration, steps, waiting, deadline)
+            try:
+                waiting = steps.send(None)
+            except StopIteration as stop:
+                answer: AskUserQuestionAnswer = stop.value
+            else:
+                answer = await self._suspended(request, registration, steps, waiting, deadline)
+        except UserInteractionError as error:
+            defaults = _defaults_by_the_providers_clock(request, error)
+            if defaults is None:
+                raise
+            return defaults  # POL-DEFAULT-1, by the provider's clock
         # Note: the original never checks answers; a strict service does (SVC-STRICT-1).
         if self._strict and (index is None or not fast_answer_accepted(request, answer, index)):
             kept = deadline_of(request) if deadline is None else deadline
@@ -541,6 +547,23 @@ def _checked_observer_timeout(seconds: object) -> float:
         msg = f"observer_timeout must be a positive number of seconds, got {seconds!r}"
         raise ValueError(msg)
     return float(seconds)
+
+
+def _defaults_by_the_providers_clock(
+    request: AskUserQuestionRequest, error: UserInteractionError
+) -> AskUserQuestionAnswer | None:
+    """The request's defaults, when its provider says its deadline passed (``POL-DEFAULT-1``).
+
+    A provider that keeps the ask's time on a clock the service cannot see
+    (an ask carried across MCP rounds) ends it with a timed-out
+    ``ASK_ABORTED`` whose ``deadline_passed`` is set; with no answer kept on
+    the error, the service answers with the defaults, as at its own deadline.
+    """
+    if error.code is not ErrorCode.ASK_ABORTED or not error.deadline_passed:
+        return None
+    if error.answer is not None:
+        return None  # a late answer is kept on the error, never replaced by the defaults
+    return default_answer(request)
 
 
 def _replayed_defaults(

@@ -319,7 +319,7 @@ class McpElicitationProvider:
         # this round is the service's to enforce, as on any connection.
         carried = rounds.times.get(key)
         if carried is not None and carried <= time.time():
-            return self._time_ran_out(request, form, given)
+            return self._time_ran_out(request, form, given, by_deadline=rounds.by_deadline(key))
         rounds.time_of(key, request)
         if given is not None:
             rounds.keep(key, digest, given)
@@ -339,14 +339,21 @@ class McpElicitationProvider:
         raise UserInteractionError.of(ErrorCode.ASK_ABORTED)
 
     def _time_ran_out(
-        self, request: AskUserQuestionRequest[Any], form: Form, late: types.ElicitResult | None
+        self,
+        request: AskUserQuestionRequest[Any],
+        form: Form,
+        late: types.ElicitResult | None,
+        *,
+        by_deadline: bool,
     ) -> AskUserQuestionAnswer:
         """How an ask ends whose time limit passed before a retry (Rule 5): timed out.
 
         ``ASK_ABORTED``, timed out (``POL-TIMEOUT-1``), with the text a
         legacy connection gives when the limit passes. A *late* answer the
         retry brought is kept on the error, and never replaced by the
-        request's defaults (``POL-DEFAULT-1``).
+        request's defaults (``POL-DEFAULT-1``). Without one, where the limit
+        was the request's ``deadline`` (*by_deadline*), the error says so, and
+        the service answers with the defaults, as a legacy connection's does.
         """
         kept: object | None = None
         if late is not None and late.action == "accept":
@@ -354,7 +361,9 @@ class McpElicitationProvider:
                 kept = self._read(request, form, late)
             except UserInteractionError as error:
                 kept = error.answer
-        raise UserInteractionError.timed_out_error(answer=kept)
+        raise UserInteractionError.timed_out_error(
+            answer=kept, deadline_passed=by_deadline and kept is None
+        )
 
     async def _send(self, call: Call, params: types.ElicitRequestFormParams) -> types.ElicitResult:
         return await call.session.send_request(

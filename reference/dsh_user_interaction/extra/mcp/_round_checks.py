@@ -92,8 +92,11 @@ _DISMISSALS: Final = ("decline", "cancel")
 _DISMISSED: Final = "ASK_CANCELLED"
 #: What the body records for an ask whose time ran out (``POL-TIMEOUT-1``).
 _TIMED_OUT: Final = "ASK_ABORTED timed out"
-#: How the timed call limits its asks, and the limit of the main call's, far off.
-_LIMITS: Final = ("signal", "deadline")
+#: What the body records for an ask its request's defaults answered (``POL-DEFAULT-1``).
+_DEFAULTED: Final = "defaulted"
+#: How the timed call limits its asks, and the limit of the main call's, far off:
+#: a signal's timeout, a ``deadline``, or a ``deadline`` with a default for every question.
+_LIMITS: Final = ("signal", "deadline", "defaults")
 _FAR: Final = 600.0
 #: The time to live of the late call, and how long after its first round it is retried.
 _LATE_TTL: Final = 0.02
@@ -145,8 +148,8 @@ class _Call:
 
     *change*: from its second round on, the body's first ask asks this
     question instead (by index), and the human gives it this reply. *limit*:
-    how each ask's time is limited (a signal's timeout or a ``deadline``), and
-    how many seconds.
+    how each ask's time is limited (a signal's timeout, a ``deadline``, or a
+    ``deadline`` with defaults), and how many seconds.
     """
 
     questions: tuple[int, ...]
@@ -292,10 +295,15 @@ class _Server:
                     request["signal"] = AbortSignal.timeout(seconds)
                 else:
                     request["deadline"] = time.time() + seconds
+                if kind == "defaults":
+                    skipped: dict[str, list[str]] = {"selected": []}
+                    request["questions"] = [{**_QUESTIONS[question][0], "default": skipped}]
             try:
                 answer = await self.service.ask(cast("AskUserQuestionRequest", request))
             except UserInteractionError as error:
                 return f"{error.code} timed out" if error.timed_out else str(error.code)
+            if answer.get("defaulted"):
+                return _DEFAULTED
             item = answer["answers"][0]
             return item["selected"][0] if item["selected"] else item.get("custom", "")
 
@@ -409,25 +417,33 @@ async def _late(client: _Client, server: _Server, call: _Call) -> None:
 
 
 async def _timed(client: _Client, server: _Server, call: _Call) -> None:
-    """MCP-ROUND-6: asks whose time limit passed before the retry end timed out."""
+    """MCP-ROUND-6: asks whose time limit passed before the retry end as on a legacy connection.
+
+    The late retry answers every form, or none (the human walked away):
+    answered late, every ask times out, the late answer never replaced by
+    defaults; unanswered, a ``deadline`` with defaults gives the defaults,
+    and any other limit times out.
+    """
     case = f"timed-{next(client.cases)}"
     server.calls[case] = call
+    answering = client.data.draw(st.booleans(), label="the late retry answers every form")
     result = await client.call(case, DEFAULT_STATE_TTL)
     if isinstance(result, types.InputRequiredResult):
-        # Every form answered, after the limit: the retry is late for each of them.
+        # After the limit: the retry is late for each of them.
         await asyncio.sleep(_TIMED_LATE_BY)
-        result = await client.call(
-            case, DEFAULT_STATE_TTL, _responses(call, result), result.request_state
-        )
+        responses = _responses(call, result) if answering else None
+        result = await client.call(case, DEFAULT_STATE_TTL, responses, result.request_state)
     if isinstance(result, types.InputRequiredResult):
-        msg = "a retry that answered every form, after the asks' time limit, asked again"
+        msg = "a retry after the asks' time limit asked again"
         raise RoundTripFailure("MCP-ROUND-6", msg)
     outcomes = _outcomes(result)
-    wanted = [_TIMED_OUT] * len(call.questions)
+    defaulted = not answering and call.limit is not None and call.limit[0] == "defaults"
+    wanted = [_DEFAULTED if defaulted else _TIMED_OUT] * len(call.questions)
     if outcomes != wanted:
+        how = "answered" if answering else "retried without answers"
         msg = (
-            f"asks limited to {_TIMED_LIMIT:g} s and answered {_TIMED_LATE_BY:g} s after "
-            f"their first round ended with {outcomes}, not timed out"
+            f"asks limited to {_TIMED_LIMIT:g} s ({call.limit}) and {how} {_TIMED_LATE_BY:g} s "
+            f"after their first round ended with {outcomes}, not {wanted[0]}"
         )
         raise RoundTripFailure("MCP-ROUND-6", msg)
 

@@ -57,7 +57,10 @@ time carried in the state. A later round keeps that moment, whatever the
 body's fresh signal or deadline says. An answer a retry brings after it is
 late, and the ask ends as time running out ends it: ``ASK_ABORTED``, timed
 out, the late answer kept on the error (never replaced by the request's
-defaults: the service answers with those only on its own clock). Within a
+defaults). A late retry that brings no answer ends it as a legacy
+connection's deadline does: where the moment was the request's
+``deadline``, the error says so (``deadline_passed``), and the service
+answers with the request's defaults where every question has one. Within a
 round, the service's own timers end the ask as on any connection.
 
 Rule 6: a state carries bounded data. A round whose state would keep more
@@ -122,15 +125,25 @@ def time_limit_of(request: AskUserQuestionRequest[Any]) -> float | None:
     neither can end it (no ``deadline``, and a signal that only a controller
     aborts, or none).
     """
-    moments: list[float] = []
+    limit = _limit_of(request)
+    return None if limit is None else limit[0]
+
+
+def _limit_of(request: AskUserQuestionRequest[Any]) -> tuple[float, bool] | None:
+    """:func:`time_limit_of`, and whether the moment is the request's ``deadline``.
+
+    The deadline is the limit when it comes no later than the signal's
+    timeout: a legacy connection's service then answers with the defaults.
+    """
     deadline = deadline_of(request)
-    if deadline is not None:
-        moments.append(deadline)
     signal = request.get("signal")
     fires = None if signal is None else times_out_at(signal)
-    if fires is not None:
-        moments.append(time.time() + (fires - asyncio.get_running_loop().time()))
-    return min(moments, default=None)
+    timeout = None if fires is None else time.time() + (fires - asyncio.get_running_loop().time())
+    if deadline is not None and (timeout is None or deadline <= timeout):
+        return deadline, True
+    if timeout is not None:
+        return timeout, False
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +176,8 @@ class Rounds:
     #: When the wait of each ask not yet answered ends (seconds since the epoch), fixed
     #: in the round that first asked it.
     times: dict[str, float] = field(default_factory=dict[str, float])
+    #: The keys of :attr:`times` whose moment is the request's ``deadline``.
+    deadlines: set[str] = field(default_factory=set[str])
     #: The input requests this round needs, by key, with their form digests.
     needed: dict[str, tuple[str, types.ElicitRequestFormParams]] = field(
         default_factory=dict[str, Any]
@@ -203,6 +218,8 @@ class Rounds:
             }
             rounds.asked = {str(key): str(digest) for key, digest in asked.items()}
             rounds.times = {str(key): float(moment) for key, moment in times.items()}
+            deadlines = cast("list[Any]", fields.get("d", []))
+            rounds.deadlines = {str(key) for key in deadlines} & rounds.times.keys()
         except (ValueError, TypeError, KeyError, IndexError, AttributeError):
             raise _refused("it is not a state this server issued") from None
         if not math.isfinite(expires) or expires < time.time():
@@ -226,10 +243,17 @@ class Rounds:
         """When the wait of ask *key* ends: as a round carried it, or as *request* says (Rule 5)."""
         limit = self.times.get(key)
         if limit is None:
-            limit = time_limit_of(request)
-            if limit is not None:
+            found = _limit_of(request)
+            if found is not None:
+                limit, is_deadline = found
                 self.times[key] = limit
+                if is_deadline:
+                    self.deadlines.add(key)
         return limit
+
+    def by_deadline(self, key: str) -> bool:
+        """Whether ask *key*'s carried time limit is its request's ``deadline`` (Rule 5)."""
+        return key in self.deadlines
 
     def kept_for(self, key: str, digest: str) -> types.ElicitResult | None:
         """The answer an earlier round gave ask *key* with the form *digest* (Rule 2)."""
@@ -256,6 +280,7 @@ class Rounds:
         """Keep *result* as ask *key*'s answer for the rounds after this one."""
         self.known[key] = (digest, result.model_dump(by_alias=True, exclude_none=True))
         self.times.pop(key, None)
+        self.deadlines.discard(key)
 
     def need(self, key: str, digest: str, params: types.ElicitRequestFormParams) -> None:
         """Ask *key* in this round's result."""
@@ -283,6 +308,7 @@ class Rounds:
             "known": {key: [digest, answer] for key, (digest, answer) in self.known.items()},
             "asked": {key: digest for key, (digest, _) in self.needed.items()},
             "t": {key: moment for key, moment in self.times.items() if key not in self.known},
+            "d": sorted(key for key in self.deadlines if key not in self.known),
         }
         text = json.dumps(state, separators=(",", ":"), ensure_ascii=True)
         if len(text) > limits.max_bytes:

@@ -21,6 +21,8 @@ What it reads from the environment:
   :class:`~dsh_user_interaction.extra.mcp.SQLiteLedger` on it.
 * ``DSH_TEST_ANSWER_WITHIN``: seconds, passed to the tool as
   ``answer_within=`` (else none): each ask's time limit.
+* ``DSH_TEST_RECOMMENDED_DEFAULTS``: ``1`` passes ``recommended_defaults=True``
+  to the tool (with ``answer_within=``, the defaults answer at the deadline).
 * ``DSH_TEST_STATE_TTL``: seconds a request state lives, ``run_tool``'s
   ``ttl=`` (else its default).
 """
@@ -82,6 +84,8 @@ ANSWER_WITHIN_VARIABLE = "DSH_TEST_ANSWER_WITHIN"
 ANSWER_WITHIN = (
     float(os.environ[ANSWER_WITHIN_VARIABLE]) if os.environ.get(ANSWER_WITHIN_VARIABLE) else None
 )
+#: Whether the tool is given ``recommended_defaults=True``.
+RECOMMENDED_DEFAULTS = os.environ.get("DSH_TEST_RECOMMENDED_DEFAULTS") == "1"
 
 service = UserInteractionService()
 service.register_provider(McpElicitationProvider())
@@ -103,7 +107,10 @@ async def call_tool(
 ) -> types.CallToolResult | types.InputRequiredResult:
     async def body() -> types.CallToolResult:
         result = await ask_user_question(
-            service, params.arguments or {}, answer_within=ANSWER_WITHIN
+            service,
+            params.arguments or {},
+            answer_within=ANSWER_WITHIN,
+            recommended_defaults=RECOMMENDED_DEFAULTS,
         )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error

@@ -292,6 +292,55 @@ def test_over_stdio_a_late_answer_times_out_on_either_revision(mode: str) -> Non
     assert text == TIMED_OUT
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_over_stdio_nobody_answering_gives_the_defaults_on_either_revision(mode: str) -> None:
+    """MCP-ROUND-6 over stdio: ``answer_within=`` with defaults, and a human who never answers.
+
+    On 2026-07-28 (``"auto"``) the client retries after the limit with the
+    state alone; it timed out before, where a legacy connection gives the
+    defaults.
+    """
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=[str(Path(__file__).with_name("mcp_stdio_server.py"))],
+        env={
+            "PYTHONPATH": os.pathsep.join(sys.path),
+            "DSH_TEST_ANSWER_WITHIN": str(LIMIT),
+            "DSH_TEST_RECOMMENDED_DEFAULTS": "1",
+        },
+    )
+
+    async def away(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        await asyncio.Event().wait()
+        raise AssertionError
+
+    async def main() -> tuple[str, str]:
+        async with Client(server, mode=mode, elicitation_callback=away) as client:
+            if mode == "legacy":
+                result = await client.call_tool("ask_user_question", ARGUMENTS)
+                return client.protocol_version or "", _text(result)
+            first = await client.session.call_tool(
+                "ask_user_question", ARGUMENTS, allow_input_required=True
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            await asyncio.sleep(LATE_BY)
+            last = await client.session.call_tool(
+                "ask_user_question",
+                ARGUMENTS,
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+            assert isinstance(last, types.CallToolResult)
+            return client.protocol_version or "", _text(last)
+
+    version, text = run(main(), bound=60)
+    assert version == ("2025-11-25" if mode == "legacy" else ROUND_TRIP)
+    assert text == DEFAULTED
+
+
 def test_a_deadline_past_in_the_first_round_is_the_services_as_on_a_legacy_connection() -> None:
     """A limit the first round computes is enforced by the service: the defaults answer."""
     request: Any = {

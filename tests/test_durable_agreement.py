@@ -201,6 +201,50 @@ def test_a_ui_answer_recorded_first_is_the_agents_answer(tmp_path: Path) -> None
     run(main(), bound=30)
 
 
+@pytest.mark.parametrize("ending", ["deadline", "abort"])
+def test_a_default_service_waits_for_the_store_past_its_longest_grace(
+    tmp_path: Path, ending: str
+) -> None:
+    """DUR-AGREE-2 by default: a service with no switches set leaves time to the durable provider.
+
+    The deadline passes (or the signal aborts) while the provider's write
+    is held, a UI's answer is recorded meanwhile, and the write is let go
+    only after the longest grace a service may give (1 s): the agent
+    receives the UI's answer, the store's outcome. Before, the default
+    service answered alone after its grace (the defaults, or
+    ``ASK_ABORTED``) while the store recorded the answer.
+    """
+    path = tmp_path / "asks.db"
+
+    async def main() -> None:
+        async with opened(path) as agent_store, opened(path) as ui_store:
+            spy = SettleSpy(agent_store)
+            spy.go.clear()
+            service = UserInteractionService(cancel_grace=1.0)
+            provider = DurableProvider(cast("Any", spy), via="agent")
+            assert provider.keeps_own_time
+            service.register_provider(provider)
+            controller = AbortController()
+            request: Any = deadline_request("w", seconds=0.2 if ending == "deadline" else 600)
+            asking = asyncio.ensure_future(service.ask({**request, "signal": controller.signal}))
+            await until_pending(ui_store, "w")
+            if ending == "abort":
+                controller.abort()
+            await spy.settling.wait()
+            won = await ui_store.settle(
+                "w", Outcome.answered(NO, via="web"), settled_at=time.time()
+            )
+            assert won.won
+            await asyncio.sleep(1.5)  # past the longest grace: the service must not answer alone
+            spy.go.set()
+            assert await asking == NO
+            record = await ui_store.get("w")
+            assert record is not None
+            assert record.answer == NO
+
+    run(main(), bound=30)
+
+
 def test_an_expired_ask_ends_as_the_store_records_it(tmp_path: Path) -> None:
     """DUR-DEADLINE-2: without defaults the deadline records ``expired``, then the agent times out."""
     path = tmp_path / "asks.db"

@@ -244,6 +244,9 @@ class UserInteractionService:
     its asks itself and must not be cut short, such as a durable provider,
     whose outcome is the one its store records (``DUR-AGREE-2``); a signal
     already aborted when ``ask()`` is called still raises ``ASK_ABORTED``.
+    A provider that says so itself, with a class attribute
+    ``keeps_own_time = True`` (:class:`~dsh_user_interaction.durable.DurableProvider`
+    does), is left both whatever the switches say.
 
     *cancel_grace* (0.25 s by default, at most 1 s) is how long a provider
     whose call was cancelled may take to end it. One still pending then is
@@ -370,7 +373,13 @@ class UserInteractionService:
         if registration is None:  # pragma: no cover - check_request raised
             raise UserInteractionError.of(ErrorCode.NO_PROVIDER)
         # The fast path leaves requests with a deadline to the full rules.
-        deadline = deadline_of(request) if index is None and self._enforce_deadlines else None
+        deadline = (
+            deadline_of(request)
+            if index is None
+            and self._enforce_deadlines
+            and not _keeps_own_time(registration._provider)  # noqa: SLF001 - this module's class
+            else None
+        )
         if not self._observers.observers:
             return await self._wait(request, registration, index, deadline)
         self._observers.tell(AskEvent("pending", request, ask_id_in(request)))
@@ -470,7 +479,11 @@ class UserInteractionService:
         signal = request.get("signal")
         # Note: the original relies on the provider to notice the signal, so an ask
         # to one that ignores it never settles; here the service stops it (SVC-ABORT-1).
-        listens = signal is not None and self._enforce_aborts
+        listens = (
+            signal is not None
+            and self._enforce_aborts
+            and not _keeps_own_time(registration._provider)  # noqa: SLF001 - this module's class
+        )
         remove = signal.add_listener(call.aborted) if signal is not None and listens else None
         timer = (
             task.get_loop().call_later(deadline - time.time(), call.deadline_passed)
@@ -547,6 +560,16 @@ def _checked_observer_timeout(seconds: object) -> float:
         msg = f"observer_timeout must be a positive number of seconds, got {seconds!r}"
         raise ValueError(msg)
     return float(seconds)
+
+
+def _keeps_own_time(provider: object) -> bool:
+    """Whether *provider* ends its asks' deadlines and aborts itself (``DUR-AGREE-2``).
+
+    Its class says so with ``keeps_own_time = True``; the service then
+    neither times the request's deadline nor interrupts it on an abort, as
+    with ``enforce_deadlines=False, enforce_aborts=False``.
+    """
+    return getattr(type(provider), "keeps_own_time", False) is True
 
 
 def _defaults_by_the_providers_clock(

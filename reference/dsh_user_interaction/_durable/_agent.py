@@ -30,11 +30,12 @@ Design notes:
   waited for all the same, so that what the store did is known.
 * A service that interrupts its provider itself (the default: it listens to
   the signal and times the deadline) gives it at most its cancel grace, one
-  second at most, to end the ask; a store slower than that leaves the call
-  behind and the service answers alone, possibly not what the store then
-  records. An agent's service on this provider is therefore built with
-  ``enforce_deadlines=False, enforce_aborts=False`` (``DUR-AGREE-2``): it
-  leaves both to the provider, which never leaves an ask unanswered.
+  second at most, to end the ask; a store slower than that would leave the
+  call behind and the service would answer alone, possibly not what the
+  store then records. So this provider says it keeps its own time
+  (``keeps_own_time = True``), and every service leaves both to it
+  (``DUR-AGREE-2``), as ``enforce_deadlines=False, enforce_aborts=False``
+  would: it never leaves an ask unanswered, bounded by its store patience.
   The seam's contract is unchanged for every other provider.
 """
 
@@ -191,9 +192,8 @@ class DurableProvider:
     call returns or raises the outcome the store holds (``DUR-AGREE-1``).
     A store that fails is tried again for *store_patience* seconds (30 by
     default); then the call raises ``STORE_FAILED`` and the ask stays
-    pending. Register it on a service built with ``enforce_deadlines=False,
-    enforce_aborts=False``, which leaves both to this provider
-    (``DUR-AGREE-2``).
+    pending. It keeps its own time (``keeps_own_time``): any service leaves
+    the deadline and the abort to it (``DUR-AGREE-2``).
 
     >>> import asyncio, tempfile, os
     >>> from dsh_user_interaction import UserInteractionService
@@ -217,6 +217,10 @@ class DurableProvider:
     """
 
     __slots__ = ("_asking", "_clock", "_new_id", "_patience", "_store", "_via", "_watcher")
+
+    #: It ends its asks' deadlines and aborts itself, as its store records them: a
+    #: service never times or interrupts it (``DUR-AGREE-2``).
+    keeps_own_time: Final = True
 
     def __init__(
         self,

@@ -8,6 +8,7 @@ it (its rendered pixels and text), and used by role and accessible name.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,6 +20,7 @@ from dsh_user_interaction.durable import SQLiteStore, serve, stored_request
 from dsh_user_interaction.extra.terminal._visible import visible
 from dsh_user_interaction.extra.web import Limits, WebProvider
 
+from .helpers import patience
 from .test_web_browser import browser, opened, run, until
 
 pytestmark = pytest.mark.slow
@@ -271,5 +273,79 @@ def test_the_page_escapes_what_the_terminal_escapes_in_the_same_words() -> None:
                 await card.get_by_role("radio").first.check()
                 await card.get_by_role("button", name="Send").click()
                 assert await asked == {"answers": [{"id": "kinds", "selected": [EVERY_KIND]}]}
+
+    run(main)
+
+
+async def _hold_every_connection(url: str) -> list[asyncio.StreamWriter]:
+    """Connections to the page's server, each with one request answered, until it says 503.
+
+    Each stays open, idle (the test's header deadline is long), holding its
+    slot: the server then turns every new request and socket away.
+    """
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    request = f"GET /favicon.ico HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
+    held: list[asyncio.StreamWriter] = []
+    while True:
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(request)
+        await writer.drain()
+        status = await reader.readline()
+        while (await reader.readline()) not in {b"\r\n", b""}:
+            pass  # the headers; a 204 has no body
+        if b" 503 " in status:
+            writer.close()
+            return held
+        assert b" 204 " in status, status
+        held.append(writer)
+
+
+def test_a_server_holding_every_connection_is_said_to_be_busy_not_lost() -> None:
+    """A socket turned away with 503 closes as a lost one does; the page tells them apart.
+
+    The server holds as many connections as it serves (a page's script
+    cannot read the handshake's status): the page asks once, plainly, and
+    says the server is busy, keeping its card; once a connection is free it
+    comes back. Before, it said "Connection lost" however long it lasted.
+    """
+
+    async def main() -> None:
+        limits = Limits(max_pages=1, header_deadline=600.0)
+        async with WebProvider(limits=limits) as provider, browser() as chromium:
+            asked = asyncio.ensure_future(provider.ask({"questions": [QUESTION]}))
+            await until(lambda: provider.pending_count == 1)
+            try:
+                async with opened(provider, chromium) as page:
+                    await page.get_by_role("article").wait_for()
+                    await _status(page, "Connected")
+                    held = await _hold_every_connection(provider.url)
+                    try:
+                        board = provider._board  # ends the page's socket, server-side
+                        text = ""
+                        while "busy" not in text:
+                            # The page's socket ends; its slot is taken before the page
+                            # tries again (250 ms later). Should the page win it, again.
+                            for connected in list(board.pages.values()):
+                                board.end(connected)
+                            while not board.pages:
+                                taken = await _hold_every_connection(provider.url)
+                                held += taken
+                                if taken:
+                                    break
+                                await asyncio.sleep(0.005)  # its socket is still closing
+                            with contextlib.suppress(TimeoutError):
+                                async with asyncio.timeout(patience(1.0)):
+                                    text = await _status(page, "busy")
+                        assert "Connection lost" not in text
+                        assert await page.get_by_role("article").count() == 1
+                    finally:
+                        for writer in held:
+                            writer.close()
+                    await _status(page, "Connected")
+                    assert await page.get_by_role("article").count() == 1
+            finally:
+                asked.cancel()
+                await asyncio.gather(asked, return_exceptions=True)
 
     run(main)

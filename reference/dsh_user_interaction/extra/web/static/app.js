@@ -48,7 +48,10 @@
  *   aria-describedby. Without them the card has neither.
  * - A page the server refuses says so, and why, in the status line: a wrong
  *   or stale secret (it stops reconnecting) or as many pages open as the
- *   server allows (it tries again every few seconds).
+ *   server allows (it tries again every few seconds). A socket turned away
+ *   by a server holding as many connections as it serves (HTTP 503, which a
+ *   socket's close does not show a script) is told from a lost connection
+ *   by one plain request: the page then says the server is busy.
  * - A refused answer shows the server's reason as role="alert" text at the
  *   question it names, else at the card's buttons; the card keeps every
  *   draft. The connection is the role="status" line; the "Recent" list
@@ -81,6 +84,8 @@ const state = {
   cards: new Map(), // askId -> card, in display order
   gone: false,
   retryMs: RETRY_FIRST_MS,
+  connected: false, // a socket is open and the server said hello on it
+  busy: false, // the server last turned this page away for holding too many connections
 };
 
 let serial = 0;
@@ -655,6 +660,8 @@ function receive(message) {
       byId('agent').hidden = message.agent == null;
       showText(byId('agent-name'), message.agent);
       document.body.classList.remove('refused');
+      state.connected = true;
+      state.busy = false;
       setStatus('Connected.');
       break;
     case 'pending': replaceAll(message.asks); break;
@@ -718,6 +725,20 @@ function takeSecret() {
   return sessionStorage.getItem(SECRET_KEY);
 }
 
+/**
+ * Whether the server turns requests away for holding as many connections as it
+ * serves (HTTP 503). A socket refused that way closes as a lost one does, so the
+ * page asks once, with a request that needs no secret and changes nothing.
+ */
+async function serverIsFull() {
+  try {
+    const reply = await fetch('/favicon.ico', { cache: 'no-store' });
+    return reply.status === 503;
+  } catch {
+    return false;
+  }
+}
+
 function connect() {
   const scheme = location.protocol === 'https:' ? 'wss://' : 'ws://';
   const socket = new WebSocket(`${scheme}${location.host}/ws`, [
@@ -745,7 +766,17 @@ function connect() {
       setTimeout(connect, RETRY_MAX_MS);
       return;
     }
-    setStatus('Connection lost. Reconnecting…');
+    state.connected = false;
+    if (!state.busy) setStatus('Connection lost. Reconnecting…');
+    serverIsFull().then((full) => {
+      if (state.connected || state.gone) return; // news of a socket since replaced
+      state.busy = full;
+      setStatus(
+        full
+          ? 'The server is busy: it holds as many connections as it serves. Reconnecting…'
+          : 'Connection lost. Reconnecting…',
+      );
+    });
     setTimeout(connect, state.retryMs);
     state.retryMs = Math.min(state.retryMs * 2, RETRY_MAX_MS);
   });

@@ -218,7 +218,7 @@ class DurableProvider:
 
     __slots__ = ("_asking", "_clock", "_new_id", "_patience", "_store", "_via", "_watcher")
 
-    #: It ends its asks' deadlines and aborts itself, as its store records them: a
+    #: It ends its asks' deadlines and aborts itself, as its store records them, so a
     #: service never times or interrupts it (``DUR-AGREE-2``).
     keeps_own_time: Final = True
 

@@ -226,7 +226,8 @@ def test_a_default_service_waits_for_the_store_past_its_longest_grace(
             service.register_provider(provider)
             controller = AbortController()
             request: Any = deadline_request("w", seconds=0.2 if ending == "deadline" else 600)
-            asking = asyncio.ensure_future(service.ask({**request, "signal": controller.signal}))
+            timed = cast("AskUserQuestionRequest", {**request, "signal": controller.signal})
+            asking = asyncio.ensure_future(service.ask(timed))
             await until_pending(ui_store, "w")
             if ending == "abort":
                 controller.abort()

@@ -407,10 +407,14 @@ def test_a_hang_is_reported_with_what_the_loop_did_meanwhile() -> None:
     assert (found["limit"] == "15.6") == (found["again"] is not None), message
 
 
-def _one_hang(busy: bool, factory: Callable[[], object], monkeypatch: pytest.MonkeyPatch) -> Any:
+def _one_hang(busy: bool, factory: Callable[[], Any], monkeypatch: pytest.MonkeyPatch) -> Any:
     from dsh_user_interaction_conformance import _engine
+    from dsh_user_interaction_conformance._loop import Hung
 
-    monkeypatch.setattr(_engine, "_busy_while", lambda hung: hung is not None and busy)
+    def busy_while(hung: Hung | None) -> bool:
+        return hung is not None and busy
+
+    monkeypatch.setattr(_engine, "_busy_while", busy_while)
     return run_suite(
         service_factory=factory,
         kinds=["service"],

@@ -37,6 +37,7 @@ from dsh_user_interaction_conformance import (
 )
 from dsh_user_interaction_conformance.__main__ import main
 
+from .gallery.providers import SHOULD_PROVIDERS
 from .gallery.services import AsksBeforeChecking
 
 _NO_DISMISS = Capabilities(can_dismiss=False)
@@ -83,6 +84,25 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "service": _run("service-order", service=reference_service),
     }
     return {name: _write(folder / f"{name}.json", report) for name, report in runs.items()}
+
+
+def test_the_report_and_the_matrix_name_each_should_a_subject_breaks(tmp_path: Path) -> None:
+    """A SHOULD broken is a warning that passes the run, listed in ``shoulds_broken`` and the matrix.
+
+    Before, only its result's status said so, among a hundred results.
+    """
+    factory, requirement = SHOULD_PROVIDERS["multi-select-reversed"]
+    report = _run("provider-answers", subject=factory)
+    assert report.ok
+    data = report.as_dict()
+    assert data["shoulds_broken"] == [requirement]
+    clean = _run("provider-answers", subject=reference_subject)
+    assert clean.as_dict()["shoulds_broken"] == []
+    columns = [
+        read_report(_write(tmp_path / "warns.json", report), "warns"),
+        read_report(_write(tmp_path / "clean.json", clean), "clean"),
+    ]
+    assert f"| *SHOULDs broken* | {requirement} | none |" in build_matrix(columns).markdown()
 
 
 def _by_id(matrix: Matrix, column: MatrixColumn) -> dict[str, str]:
@@ -133,7 +153,7 @@ def test_the_markdown_and_the_page_show_every_column_and_row(reports: dict[str, 
     )
     text = matrix.markdown()
     lines = text.splitlines()
-    assert len(lines) == 2 + 6 + len(matrix.rows)
+    assert len(lines) == 2 + 7 + len(matrix.rows)
     assert all(line.count(" | ") == 2 for line in lines if line.startswith("| "))
     assert "| `SVC-PASS-1` (MUST) | **failed** | not judged |" in lines
     assert "| *verdict* | FAILED | PASSED |" in lines

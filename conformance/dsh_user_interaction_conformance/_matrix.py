@@ -228,7 +228,15 @@ def _details(columns: Sequence[MatrixColumn]) -> list[tuple[str, list[str]]]:
         ("spec", [c.spec_version for c in columns]),
         ("seed", ["derandomized" if c.seed is None else str(c.seed) for c in columns]),
         ("profile", [c.profile for c in columns]),
+        # A SHOULD never fails a run: each one broken is named here, above the rows.
+        ("SHOULDs broken", [_shoulds_broken(c) for c in columns]),
     ]
+
+
+def _shoulds_broken(column: MatrixColumn) -> str:
+    """The SHOULD requirements *column*'s report warns of, in its order; ``none`` without any."""
+    broken = [requirement for requirement, cell in column.cells.items() if cell.status == "warning"]
+    return ", ".join(broken) if broken else "none"
 
 
 def _object(value: object, where: str) -> dict[str, object]:

@@ -184,6 +184,9 @@ class Report:
             "subjects": self.subjects,
             "ok": self.ok,
             "summary": status_counts(self.results),
+            # Each SHOULD the subject breaks, in the spec's order: warnings never fail a
+            # run, so they are listed here, where a porter reading the report sees them.
+            "shoulds_broken": [r.requirement.id for r in self.results if r.status == "warning"],
             "results": [result.as_dict() for result in self.results],
             "binding": [result.as_dict() for result in self.binding],
             "checks": [

@@ -810,7 +810,8 @@ def service_strict(draw: Draws, setup: Setup) -> Scenario:
 
     async def scenario(example: Example) -> None:
         service = await example.service()
-        service.register_provider(Recording(case.answer))
+        provider = Recording(case.answer)
+        service.register_provider(provider)
         outcome = await _outcome(example, service, request, "SVC-STRICT-1")
         if not example.verify(
             "SVC-STRICT-1",
@@ -828,5 +829,15 @@ def service_strict(draw: Draws, setup: Setup) -> Scenario:
             "ANS-" in str(outcome),
             lambda: f"BAD_ANSWER message names no requirement: {str(outcome)!r}",
         )
+        for kind, variant, missed in case.also:
+            # The same near miss by each other kind: refused alike.
+            provider.answer = (missed,)
+            again = await _outcome(example, service, variant, "SVC-STRICT-1")
+            if code_of(again) != ErrorCode.BAD_ANSWER:
+                example.fail(
+                    "SVC-STRICT-1",
+                    f"an answer breaking {case.requirement} by {kind} alone gave {again!r}",
+                )
+                return
 
     return scenario

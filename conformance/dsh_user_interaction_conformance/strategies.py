@@ -54,6 +54,8 @@ from dsh_user_interaction import (
     AskUserQuestionOption,
     AskUserQuestionRequest,
     ErrorCode,
+    UserInteractionError,
+    check_request,
     is_blank,
 )
 
@@ -1302,6 +1304,64 @@ class InvalidAnswer:
 
     answer: Any
     requirement: str
+    #: For a near miss of an id or a label: the same request and answer missed by
+    #: each kind of near miss (case, normalisation, spacing, look), one kind alone in
+    #: each, as ``(kind, request, answer)``; every one breaks the same rule. A
+    #: service comparing loosely in one way is then caught in every example, not in
+    #: that kind's share of them.
+    also: tuple[tuple[str, Any, Any], ...] = ()
+
+
+def _every_answer_near_miss(
+    request: AskUserQuestionRequest, answer: dict[str, Any], index: int, *, label: bool
+) -> tuple[tuple[str, Any, Any], ...]:
+    """*request* and *answer* with item *index*'s id (or its label) missed by each kind.
+
+    The question's id (or an offered label) is made to hold what the kind
+    changes where it holds nothing, so that every kind applies; a variant
+    ``ask()`` would refuse before asking (a label an intent names) is left
+    out.
+    """
+    found: list[tuple[str, Any, Any]] = []
+    for kind, letter, miss in _EVERY_NEAR_MISS:
+        variant = cast("dict[str, Any]", {**request})
+        questions: list[dict[str, Any]] = [dict(q) for q in request["questions"]]
+        variant["questions"] = questions
+        missed_answer = copy.deepcopy(answer)
+        item: dict[str, Any] = missed_answer["answers"][index]
+        question = questions[index]
+        if label:
+            given: list[dict[str, Any]] = question["options"]
+            options = [dict(option) for option in given]
+            question["options"] = options
+            offered: list[str] = [option["label"] for option in options]
+            candidates = [(i, x if miss(x) != x else x + letter) for i, x in enumerate(offered)]
+            for at, able in [*candidates, (0, offered[0] + letter)]:
+                text = able if able == offered[at] else _fresh(able, offered)
+                missed = miss(text)
+                if missed != text and missed not in offered:
+                    options[at]["label"] = text
+                    item["selected"] = [missed]
+                    item.pop("custom", None)
+                    break
+            else:
+                continue
+        else:
+            ids: list[str] = [q["id"] for q in questions]
+            own: str = question["id"]
+            able = own if miss(own) != own else own + letter
+            text = able if able == own else _fresh(able, ids)
+            missed = miss(text)
+            if missed == text or missed in ids:
+                continue
+            question["id"] = text
+            item["id"] = missed
+        try:
+            check_request(variant)
+        except UserInteractionError:
+            continue  # an intent's approve label, or the like, named the label changed
+        found.append((kind, variant, missed_answer))
+    return tuple(found)
 
 
 # Drawn values are copied, so no two examples share a mutable object.
@@ -1392,6 +1452,9 @@ def _draw_invalid_answer(
         if near_misses or draw(_one_in_eight) != 7:
             near = _near_miss(draw, question["id"], ids)
         item["id"] = near or _fresh(draw(_labels), (question["id"],))
+        if near_misses:
+            also = _every_answer_near_miss(request, answer, index, label=False)
+            return InvalidAnswer(answer, "ANS-ORDER-1", also)
         return InvalidAnswer(answer, "ANS-ORDER-1")
     if breaker == "sel-type":
         item["selected"] = copy.deepcopy(draw(_NOT_A_SELECTION))
@@ -1403,6 +1466,9 @@ def _draw_invalid_answer(
             near = _near_miss(draw, offered[draw(_below(len(offered)))], offered)
         item["selected"] = [near or _fresh(draw(_labels), offered)]
         item.pop("custom", None)
+        if near_misses:
+            also = _every_answer_near_miss(request, answer, index, label=True)
+            return InvalidAnswer(answer, "ANS-SEL-3", also)
         return InvalidAnswer(answer, "ANS-SEL-3")
     if breaker in {"blank", "js-blank"}:
         item["custom"] = draw(_BLANK if breaker == "blank" else _JS_BLANK_ONLY)

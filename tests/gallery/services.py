@@ -201,10 +201,17 @@ _STR: type[Any] = str
 class _Loosening:
     """A provider whose answers reach the strict check matched loosely to the request."""
 
-    def __init__(self, provider: UserInteractionProvider, ids: bool, labels: bool) -> None:
+    def __init__(
+        self,
+        provider: UserInteractionProvider,
+        ids: bool,
+        labels: bool,
+        fold: Callable[[str], str] | None = None,
+    ) -> None:
         self.provider = provider
         self.ids = ids
         self.labels = labels
+        self.fold = fold or _loose
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         answer: Any = await self.provider.ask(request)
@@ -220,24 +227,24 @@ class _Loosening:
             if (
                 self.ids
                 and type(item.get("id")) is _STR
-                and _loose(item["id"]) == _loose(question["id"])
+                and self.fold(item["id"]) == self.fold(question["id"])
             ):
                 changed["id"] = question["id"]
             selected: Any = item.get("selected")
             if self.labels and type(selected) is _LIST:
                 offered = [o["label"] for o in question.get("options", ())]
-                changed["selected"] = [_closest(x, offered) for x in selected]
+                changed["selected"] = [_closest(x, offered, self.fold) for x in selected]
             loosened.append(changed if changed != item else item)
         if all(a is b for a, b in zip(loosened, items, strict=False)):
             return cast("AskUserQuestionAnswer", answer)  # nothing was loosened: as it came
         return cast("AskUserQuestionAnswer", {**answer, "answers": loosened})
 
 
-def _closest(label: object, offered: list[str]) -> object:
-    """The offered label that *label* loosely matches, or *label* itself."""
+def _closest(label: object, offered: list[str], fold: Callable[[str], str]) -> object:
+    """The offered label that *label* matches once *fold* applies to both, or *label* itself."""
     if not isinstance(label, str) or label in offered:
         return label
-    return next((x for x in offered if _loose(x) == _loose(label)), label)
+    return next((x for x in offered if fold(x) == fold(label)), label)
 
 
 class LooseAnswerIds(Wrapped):
@@ -252,6 +259,22 @@ class LooseAnswerLabels(Wrapped):
 
     def register_provider(self, provider: UserInteractionProvider) -> Registration:
         return self.inner.register_provider(_Loosening(provider, ids=False, labels=True))
+
+
+class AnswerIdsIgnoreCase(Wrapped):
+    """Matches an answer's ids to the questions' without regard to case only."""
+
+    def register_provider(self, provider: UserInteractionProvider) -> Registration:
+        loosened = _Loosening(provider, ids=True, labels=False, fold=str.casefold)
+        return self.inner.register_provider(loosened)
+
+
+class AnswerLabelsIgnoreCase(Wrapped):
+    """Matches an answer's labels to the offered ones without regard to case only."""
+
+    def register_provider(self, provider: UserInteractionProvider) -> Registration:
+        loosened = _Loosening(provider, ids=False, labels=True, fold=str.casefold)
+        return self.inner.register_provider(loosened)
 
 
 class FoldsDuplicates(Wrapped):
@@ -568,6 +591,9 @@ BROKEN_SERVICES: dict[str, tuple[Callable[[], Any], str]] = {
     # requests that must be accepted.
     "loose-answer-ids": (LooseAnswerIds, "SVC-STRICT-1"),
     "loose-answer-labels": (LooseAnswerLabels, "SVC-STRICT-1"),
+    # The same by case alone: one kind of near miss of the twelve drawn.
+    "answer-ids-ignore-case": (AnswerIdsIgnoreCase, "SVC-STRICT-1"),
+    "answer-labels-ignore-case": (AnswerLabelsIgnoreCase, "SVC-STRICT-1"),
     "folds-duplicates": (FoldsDuplicates, "SVC-PASS-1"),
     "loses-same-tick-cancel": (LosesSameTickCancel, "SVC-CANCEL-1"),
     # Right alone, wrong only together: an abort and a cancellation in one tick.

@@ -44,10 +44,10 @@ def test_code_lives_in_private_modules() -> None:
         ("dsh_user_interaction.durable", set[str]()),
         ("dsh_user_interaction.extra.postgres", {"testing"}),
         ("dsh_user_interaction.extra.claude", {"testing"}),
-        ("dsh_user_interaction.extra.langgraph", set[str]()),
+        ("dsh_user_interaction.extra.langgraph", {"testing"}),
         ("dsh_user_interaction.extra.openai_agents", set[str]()),
         ("dsh_user_interaction.extra.pydantic_ai", set[str]()),
-        ("dsh_user_interaction.extra.ag_ui", set[str]()),
+        ("dsh_user_interaction.extra.ag_ui", {"testing"}),
     ],
 )
 def test_each_extra_only_re_exports(package: str, public_modules: set[str]) -> None:

@@ -17,6 +17,12 @@ Design notes (the invariants this module keeps):
   else is ``BAD_ANSWER`` naming the field, with the raw value kept on the
   error. Only an answer that keeps the answer rules for this very request
   is returned.
+* Note: a LangGraph checkpointer saves a lone surrogate as ``?``. The
+  interrupt's request therefore has each lone surrogate written as the six
+  characters ``\\udXXX``, as a form of ours shows it, and an answer that
+  gives an id or a label so written is read as the request's own. A request
+  that two of its ids or labels would then share is refused
+  (``BAD_REQUEST``).
 * The deadline and the abort are the answering side's: the resume value says
   how the ask ended, so the provider keeps its own time (``keeps_own_time``)
   and a service never ends it for a deadline it cannot see.
@@ -24,6 +30,7 @@ Design notes (the invariants this module keeps):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final, Literal, NotRequired, Required, TypeAlias, TypedDict, cast
 
@@ -37,6 +44,7 @@ from ... import (
     ErrorCode,
     UserInteractionError,
     answer_violations,
+    check_request,
 )
 from ...durable import ASK_ID_KEY, stored_request
 
@@ -80,7 +88,8 @@ class AskInterrupt(TypedDict):
 
     #: Always :data:`INTERRUPT_KIND`; tells an answering side this is an ask of ours.
     kind: Required[str]
-    #: The request as a store keeps it: no signal, the agent as text, with its ``askId``.
+    #: The request as a store keeps it: no signal, the agent as text, with its ``askId``;
+    #: each lone surrogate in its text written ``\\udXXX`` (a checkpointer keeps none).
     request: Required[dict[str, Any]]
 
 
@@ -134,8 +143,10 @@ def answer_of_resume(value: object, request: AskUserQuestionRequest[Any]) -> Ask
     raises a timed-out ``ASK_ABORTED`` whose ``deadline_passed`` is true: a
     service then answers with its request's defaults, flagged ``defaulted``,
     as for its own deadline, and a request without defaults times out.
-    Anything else raises ``BAD_ANSWER`` naming the field and the problem,
-    with *value* kept as ``error.answer``.
+    An id or a label given as the interrupt showed it, each lone surrogate
+    written ``\\udXXX``, is read as the request's own. Anything else raises
+    ``BAD_ANSWER`` naming the field and the problem, with *value* kept as
+    ``error.answer``.
 
     >>> request = {"questions": [{"id": "q", "question": "Go?"}]}
     >>> answer_of_resume({"outcome": "dismissed"}, request)
@@ -178,6 +189,7 @@ when outcome is "answered"
             raise _bad(f"$.answer.defaulted: expected true, got {given['defaulted']!r}", raw)
         defaulted = True
         answer = {key: item for key, item in given.items() if key != "defaulted"}
+    answer = _as_asked(request, answer)
     problems = [v for v in answer_violations(request, answer) if v.level == "MUST"]
     if problems:
         raise UserInteractionError(
@@ -207,6 +219,66 @@ def ask_id_for(thread_id: object, interrupt_id: str) -> str:
     return f"{thread_id}:{interrupt_id}"
 
 
+_LONE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(value: object) -> object:
+    """The JSON *value* with each lone surrogate in its text written ``\\udXXX``."""
+    if isinstance(value, str):
+        return _LONE.sub(lambda found: f"\\u{ord(found.group()):04x}", value)
+    if isinstance(value, Mapping):
+        items = cast("Mapping[str, object]", value).items()
+        return {cast("str", _escaped(key)): _escaped(item) for key, item in items}
+    if isinstance(value, list):
+        return [_escaped(item) for item in cast("list[object]", value)]
+    return value
+
+
+def _as_asked(request: AskUserQuestionRequest[Any], answer: object) -> object:
+    """*answer* with each id and label the interrupt showed escaped put back as *request* has it.
+
+    Only text equal to the request's own once both are escaped is put back;
+    anything else is left for the answer rules to judge.
+    """
+    given: object = answer
+    if not isinstance(given, Mapping):
+        return given
+    fields = cast("Mapping[str, object]", given)
+    items = fields.get("answers")
+    if not isinstance(items, list):
+        return fields
+    kept: list[object] = []
+    questions = request["questions"]
+    for index, raw in enumerate(cast("list[object]", items)):
+        if index >= len(questions) or not isinstance(raw, Mapping):
+            kept.append(raw)
+            continue
+        item = dict(cast("Mapping[str, object]", raw))
+        question = questions[index]
+        if item.get("id") != question["id"] and _escaped(item.get("id")) == _escaped(
+            question["id"]
+        ):
+            item["id"] = question["id"]
+        selected = item.get("selected")
+        if isinstance(selected, list):
+            labels = [option["label"] for option in question.get("options", ())]
+            escaped = [cast("str", _escaped(label)) for label in labels]
+            # Only a label that no other label reads the same as once escaped is put back.
+            offered = {
+                key: label
+                for key, label in zip(escaped, labels, strict=True)
+                if escaped.count(key) == 1
+            }
+            item["selected"] = [
+                offered.get(cast("str", _escaped(label)), label)
+                if isinstance(label, str) and label not in labels
+                else label
+                for label in cast("list[object]", selected)
+            ]
+        kept.append(item)
+    return {**fields, "answers": kept}
+
+
 class InterruptProvider:
     """A provider whose ``ask`` pauses the LangGraph run it is called in, then returns the answer.
 
@@ -218,7 +290,9 @@ class InterruptProvider:
     ``ASK_CANCELLED``, ``ASK_ABORTED`` (``timed_out`` when the time ran out)
     or ``PROVIDER_DISPOSED`` as the value says; a malformed value raises
     ``BAD_ANSWER``. An aborted signal raises ``ASK_ABORTED`` before anything
-    is shown. A request that cannot be kept as JSON raises ``BAD_REQUEST``.
+    is shown. A request that cannot be kept as JSON raises ``BAD_REQUEST``;
+    so does one whose ids or labels collide once each lone surrogate is
+    written ``\\udXXX`` (see the module's notes).
     Outside a graph run it raises :class:`RuntimeError`.
     """
 
@@ -237,12 +311,19 @@ class InterruptProvider:
             data = stored_request(request)
         except ValueError as error:
             raise UserInteractionError(str(error), ErrorCode.BAD_REQUEST) from None
+        shown = cast("dict[str, Any]", _escaped(data))
+        if shown != data:
+            try:
+                check_request(shown)
+            except UserInteractionError as error:
+                msg = f"request: with its lone surrogates written \\udXXX, {error}"
+                raise UserInteractionError(msg, ErrorCode.BAD_REQUEST) from None
         try:
             configurable = get_config().get("configurable", {})
         except RuntimeError:
             msg = "InterruptProvider asks only inside a LangGraph run (a node or a tool it runs)"
             raise RuntimeError(msg) from None
-        value: AskInterrupt = {"kind": INTERRUPT_KIND, "request": dict(data)}
+        value: AskInterrupt = {"kind": INTERRUPT_KIND, "request": shown}
         try:
             resumed = interrupt(value)
         except GraphInterrupt as pause:

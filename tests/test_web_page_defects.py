@@ -8,7 +8,6 @@ it (its rendered pixels and text), and used by role and accessible name.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,8 +18,8 @@ from dsh_user_interaction import ScriptedProvider, answer_custom, answer_of
 from dsh_user_interaction.durable import SQLiteStore, serve, stored_request
 from dsh_user_interaction.extra.terminal._visible import visible
 from dsh_user_interaction.extra.web import Limits, WebProvider
+from dsh_user_interaction.extra.web._provider import SPARE_CONNECTIONS as SPARE
 
-from .helpers import patience
 from .test_web_browser import browser, opened, run, until
 
 pytestmark = pytest.mark.slow
@@ -277,28 +276,23 @@ def test_the_page_escapes_what_the_terminal_escapes_in_the_same_words() -> None:
     run(main)
 
 
-async def _hold_every_connection(url: str) -> list[asyncio.StreamWriter]:
-    """Connections to the page's server, each with one request answered, until it says 503.
+async def _hold_connections(url: str, count: int) -> list[asyncio.StreamWriter]:
+    """*count* connections to the page's server, each holding its slot.
 
-    Each stays open, idle (the test's header deadline is long), holding its
-    slot: the server then turns every new request and socket away.
+    Each sends the first line of a request and waits there: the server
+    counts it (its limit turns requests away once it holds as many
+    connections as it serves), and no idle timeout of its closes it (the
+    test's header deadline is long).
     """
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    request = f"GET /favicon.ico HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
     held: list[asyncio.StreamWriter] = []
-    while True:
-        reader, writer = await asyncio.open_connection(host, port)
-        writer.write(request)
+    for _ in range(count):
+        _, writer = await asyncio.open_connection(host, port)
+        writer.write(f"GET /favicon.ico HTTP/1.1\r\nHost: {host}:{port}\r\n".encode())
         await writer.drain()
-        status = await reader.readline()
-        while (await reader.readline()) not in {b"\r\n", b""}:
-            pass  # the headers; a 204 has no body
-        if b" 503 " in status:
-            writer.close()
-            return held
-        assert b" 204 " in status, status
         held.append(writer)
+    return held
 
 
 def test_a_server_holding_every_connection_is_said_to_be_busy_not_lost() -> None:
@@ -319,24 +313,14 @@ def test_a_server_holding_every_connection_is_said_to_be_busy_not_lost() -> None
                 async with opened(provider, chromium) as page:
                     await page.get_by_role("article").wait_for()
                     await _status(page, "Connected")
-                    held = await _hold_every_connection(provider.url)
+                    # As many connections as it serves, besides the page's own: every new
+                    # request and socket is turned away (HTTP 503) until they close.
+                    held = await _hold_connections(provider.url, limits.max_pages + SPARE)
                     try:
                         board = provider._board  # ends the page's socket, server-side
-                        text = ""
-                        while "busy" not in text:
-                            # The page's socket ends; its slot is taken before the page
-                            # tries again (250 ms later). Should the page win it, again.
-                            for connected in list(board.pages.values()):
-                                board.end(connected)
-                            while not board.pages:
-                                taken = await _hold_every_connection(provider.url)
-                                held += taken
-                                if taken:
-                                    break
-                                await asyncio.sleep(0.005)  # its socket is still closing
-                            with contextlib.suppress(TimeoutError):
-                                async with asyncio.timeout(patience(1.0)):
-                                    text = await _status(page, "busy")
+                        for connected in list(board.pages.values()):
+                            board.end(connected)
+                        text = await _status(page, "busy")
                         assert "Connection lost" not in text
                         assert await page.get_by_role("article").count() == 1
                     finally:

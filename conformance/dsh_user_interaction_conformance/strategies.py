@@ -1304,9 +1304,9 @@ class InvalidAnswer:
 
     answer: Any
     requirement: str
-    #: For a near miss of an id or a label: the same request and answer missed by
-    #: each kind of near miss (case, normalisation, spacing, look), one kind alone in
-    #: each, as ``(kind, request, answer)``; every one breaks the same rule. A
+    #: The same request and answer missed by each kind of near miss (case,
+    #: normalisation, spacing, look), one kind alone in each, as ``(kind, request,
+    #: answer)``, for a near miss of an id or a label; every one breaks the same rule. A
     #: service comparing loosely in one way is then caught in every example, not in
     #: that kind's share of them.
     also: tuple[tuple[str, Any, Any], ...] = ()

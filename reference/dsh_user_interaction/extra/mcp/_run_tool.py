@@ -125,13 +125,21 @@ async def run_rounds(
     finally:
         CURRENT_CALL.reset(token)
     waiting = asyncio.ensure_future(rounds.waiting.wait())
-    either: set[asyncio.Future[Any]] = {task, waiting}
     try:
-        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-        for _ in range(_GATHER_STEPS):
-            if task.done():
+        while True:
+            either: set[asyncio.Future[Any]] = {task, waiting}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            for _ in range(_GATHER_STEPS):
+                if task.done():
+                    break
+                await asyncio.sleep(0)  # the body's other asks, started together, need input too
+            if task.done() or rounds.needed:
                 break
-            await asyncio.sleep(0)  # the body's other asks, started together, need input too
+            # Every ask that needed input ended otherwise meanwhile (its deadline passed
+            # in this round): no round ends with nothing to ask; the body goes on.
+            rounds.waiting.clear()
+            waiting.cancel()
+            waiting = asyncio.ensure_future(rounds.waiting.wait())
     except asyncio.CancelledError:
         task.cancel()
         await asyncio.wait({task})

@@ -54,8 +54,10 @@ nitpick_ignore = [
     ("py:class", "dsh_user_interaction._types.AgentT_co"),
     ("py:class", "dsh_user_interaction_conformance._baseline.BaselineEntry"),
     ("py:class", "dsh_user_interaction_conformance._baseline.FailureForm"),
-    ("py:class", "dsh_user_interaction_conformance._store_subject.SQLiteStoreSubject"),
+    ("py:class", "dsh_user_interaction_conformance._store._subject.SQLiteStoreSubject"),
     ("py:class", "dsh_user_interaction._durable._agent.AgentT"),
+    # What a fan-out subject's surface keeps of each request it was asked.
+    ("py:class", "dsh_user_interaction_conformance._surfaces._fan_out._Shown"),
     # The type variable of run_tool: what the tool's body returns.
     ("py:class", "T"),
 ] + [

@@ -196,3 +196,13 @@ def policy_requirements() -> frozenset[str]:
 
     implicit = {"SVC-LOOP-1", "SVC-LEAK-1"}
     return frozenset(r for c in CHECKS if c.policy for r in c.requirements if r not in implicit)
+
+
+def claimed_only(requirement: str) -> bool:
+    """Whether *requirement* is judged only for a UI that claims it, else skipped.
+
+    A UI of several surfaces claims ``SURF-*`` (``Capabilities.surfaces``);
+    a browser-facing UI claims the web profile's ``WEB-*``
+    (``Capabilities.serves_http``).
+    """
+    return requirement.startswith(("SURF-", "WEB-"))

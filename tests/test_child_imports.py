@@ -25,9 +25,9 @@ HEAVY = (
     "dsh_user_interaction_conformance._engine",
     "dsh_user_interaction_conformance._runner",
     "dsh_user_interaction_conformance._harness",
-    "dsh_user_interaction_conformance._provider_checks",
-    "dsh_user_interaction_conformance._service_checks",
-    "dsh_user_interaction_conformance._binding_checks",
+    "dsh_user_interaction_conformance._provider._checks",
+    "dsh_user_interaction_conformance._service._checks",
+    "dsh_user_interaction_conformance._service._binding",
     "dsh_user_interaction_conformance.strategies",
 )
 _PRINT_HEAVY = f"print(sorted(set({HEAVY!r}) & set(sys.modules)), file=sys.stderr)"

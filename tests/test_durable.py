@@ -47,8 +47,7 @@ from dsh_user_interaction.durable import (
     with_ask_id,
 )
 from dsh_user_interaction.tool import ask_user_question
-from dsh_user_interaction_conformance import run_suite
-from dsh_user_interaction_conformance._durable_subject import durable_subject
+from dsh_user_interaction_conformance import durable_subject, run_suite
 from dsh_user_interaction_conformance.strategies import requests, valid_answers
 
 from .helpers import one_question, rotating_seed, run

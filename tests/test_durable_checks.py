@@ -24,8 +24,8 @@ from dsh_user_interaction.durable import (
     SQLiteStore,
     ask_id_of,
 )
-from dsh_user_interaction_conformance import _durable_checks
-from dsh_user_interaction_conformance._durable_checks import DURABLE_CHECKS, DurableCheck
+from dsh_user_interaction_conformance._store import _durable
+from dsh_user_interaction_conformance._store._durable import DURABLE_CHECKS, DurableCheck
 
 from .helpers import run
 
@@ -130,8 +130,8 @@ def test_a_broken_provider_fails_the_scenario_that_judges_it(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(_durable_checks, "DurableProvider", broken)
-    monkeypatch.setattr(_durable_checks, "PATIENCE", 3.0)  # it fails: no need to wait long
+    monkeypatch.setattr(_durable, "DurableProvider", broken)
+    monkeypatch.setattr(_durable, "PATIENCE", 3.0)  # it fails: no need to wait long
     (check,) = [c for c in DURABLE_CHECKS if c.name == name]
     found = findings(check, tmp_path)
     assert [rid for rid, _ in found] == [requirement], found
@@ -146,8 +146,8 @@ def test_a_relay_that_writes_nothing_fails_the_relay_scenarios(
     async def mute(store: AskStore, provider: object, **_: object) -> None:
         await asyncio.Event().wait()
 
-    monkeypatch.setattr(_durable_checks, "serve", mute)
-    monkeypatch.setattr(_durable_checks, "PATIENCE", 3.0)
+    monkeypatch.setattr(_durable, "serve", mute)
+    monkeypatch.setattr(_durable, "PATIENCE", 3.0)
     (check,) = [c for c in DURABLE_CHECKS if c.name == "durable-relays"]
     assert [rid for rid, _ in findings(check, tmp_path)] == ["DUR-RELAY-1"]
 
@@ -231,7 +231,7 @@ def test_a_relay_that_shows_no_ask_before_its_deadline_fails_the_deadline_scenar
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """When the relay has shown none of the attempts in time, DUR-DEADLINE-1 says so."""
-    monkeypatch.setattr(_durable_checks, "DEADLINES", (0.05, 0.2))
+    monkeypatch.setattr(_durable, "DEADLINES", (0.05, 0.2))
     assert _deadline_findings(tmp_path, 1.0) == [
         ("DUR-DEADLINE-1", "the relay never showed an ask 0.2 s before its deadline")
     ]

@@ -60,7 +60,7 @@ from dsh_user_interaction_conformance import (
 )
 from dsh_user_interaction_conformance.strategies import actions, requests
 
-from .helpers import caught_within, run
+from .helpers import caught_within, claimed_only, run
 
 #: The suite's bound for the broken variants' runs.
 BOUND = 0.5
@@ -77,8 +77,9 @@ def _failures(report: Report) -> list[tuple[str, str]]:
 def _passes(factory: Factory, seed: int) -> None:
     report = run_suite(subject_factory=factory, kinds=["provider"], profile="quick", seed=seed)
     assert report.ok, _failures(report)
-    assert {r.status for r in report.results} == {"passed"}, _failures(report)
-    assert all(r.examples > 0 for r in report.results)
+    judged = [r for r in report.results if not claimed_only(r.requirement.id)]
+    assert {r.status for r in judged} == {"passed"}, _failures(report)
+    assert all(r.examples > 0 for r in judged)
 
 
 # ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from dsh_user_interaction_conformance import CHECKS, Subject, reference_subject,
 from .gallery.policies import BROKEN_POLICY_SERVICES
 from .gallery.providers import BROKEN_PROVIDERS, FOUND_BY, SHOULD_PROVIDERS
 from .gallery.services import BROKEN_SERVICES
-from .helpers import GALLERY_SEEDS, patience
+from .helpers import GALLERY_SEEDS, claimed_only, patience
 
 #: The bound the gallery runs with; a hanging subject costs a few multiples of it.
 BOUND = 0.2
@@ -26,8 +26,11 @@ def test_the_reference_passes_everything() -> None:
     """The reference subject and service pass every requirement, each judged by examples."""
     report = run_suite(profile="default", seed=1)
     assert report.ok
-    assert {r.status for r in report.results} == {"passed"}
-    assert all(r.examples > 0 for r in report.results)
+    judged = [r for r in report.results if not claimed_only(r.requirement.id)]
+    assert {r.status for r in judged} == {"passed"}
+    assert all(r.examples > 0 for r in judged)
+    # One surface, no HTTP: what only such a UI claims is skipped, never failed.
+    assert {r.status for r in report.results if claimed_only(r.requirement.id)} == {"skipped"}
     assert {r.status for r in report.binding} == {"passed"}
 
 

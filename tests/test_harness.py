@@ -50,11 +50,11 @@ from dsh_user_interaction_conformance import (
     SetupError,
     run_suite,
 )
-from dsh_user_interaction_conformance._harness import protocol_validator
+from dsh_user_interaction_conformance._harness._subjects import protocol_validator
 
 from .gallery.providers import BROKEN_PROVIDERS
 from .gallery.services import BROKEN_SERVICES
-from .helpers import patience, policy_requirements
+from .helpers import claimed_only, patience, policy_requirements
 from .test_gallery import covering
 
 pytest_plugins = ["pytester"]
@@ -92,7 +92,8 @@ def test_the_reference_provider_passes_through_the_harness(subjects: HarnessSubj
     """Every provider requirement passes, judged by examples, as in-process."""
     report = run_suite(subject_factory=subjects, kinds=["provider"], profile="quick", seed=3)
     assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.fails_run]
-    assert {r.status for r in report.results} == {"passed"}
+    judged = {r.status for r in report.results if not claimed_only(r.requirement.id)}
+    assert judged == {"passed"}
     assert subjects.protocol_errors == []
 
 
@@ -673,7 +674,8 @@ def test_a_child_without_cancellation_skips_those_requirements(
     assert status[requirement] == "skipped"
     assert report.ok, {k: v for k, v in status.items() if v != "passed"}
     others = {k: v for k, v in status.items() if k != requirement}
-    assert {v for k, v in others.items() if k not in policy_requirements()} == {"passed"}
+    judged = {k: v for k, v in others.items() if k not in policy_requirements()}
+    assert {v for k, v in judged.items() if not claimed_only(k)} == {"passed"}
 
 
 def _mitm(

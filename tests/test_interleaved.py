@@ -1,6 +1,6 @@
 """The store suite's races: two calls "at once" take their steps in the order the example drew.
 
-``interleaved`` (``_store_loop.py``, Rule 4) is what makes a race replay: the
+``interleaved`` (``_store/_loop.py``, Rule 4) is what makes a race replay: the
 same turns give the same interleaving in every run, whatever the threads or
 the machine do; a call that waits on the other does not hang the race; a
 cancellation reaches the calls; and what each call returned or raised comes
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dsh_user_interaction_conformance._store_loop import interleaved
+from dsh_user_interaction_conformance._store._loop import interleaved
 
 from .helpers import run
 

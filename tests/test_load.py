@@ -45,6 +45,12 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The provider checks a page is judged by in one tab.
+_ONE_TAB = tuple(
+    option
+    for check in ("provider-answers", "provider-lifecycle", "provider-concurrency")
+    for option in ("--only", check)
+)
 #: The seeds each correct subject is run on, but the web page's.
 SEEDS = (1, 2, 3)
 #: Rounds of the correct subjects at most, until the load has starved a loop.
@@ -75,11 +81,14 @@ CORRECT: tuple[tuple[str, tuple[str, ...], tuple[int, ...]], ...] = (
         ),
         (rotating_seed(),),
     ),
-    # The desktop page is judged at the default profile by tests/test_web_browser.py.
-    ("web", ("--provider", "dsh_user_interaction.extra.web.testing:web_subject"), (1,)),
+    # The desktop page is judged at the default profile by tests/test_web_browser.py,
+    # its tabs by tests/test_surfaces.py and its security profile by
+    # tests/test_web_profile.py; here, the provider checks alone, so that the
+    # browser's runs, the longest, stay well within PATIENCE.
+    ("web", ("--provider", "dsh_user_interaction.extra.web.testing:web_subject", *_ONE_TAB), (1,)),
     (
         "web-phone",
-        ("--provider", "dsh_user_interaction.extra.web.testing:web_phone_subject"),
+        ("--provider", "dsh_user_interaction.extra.web.testing:web_phone_subject", *_ONE_TAB),
         (rotating_seed(),),
     ),
 )

@@ -24,11 +24,11 @@ from dsh_user_interaction_conformance import (
     Report,
     Subject,
     SubjectFactory,
-    _harness,
     _loop,
     reference_subject,
     run_suite,
 )
+from dsh_user_interaction_conformance._harness import _subjects
 from dsh_user_interaction_conformance._loop import (
     LoopResult,
     Stall,
@@ -786,7 +786,7 @@ def _waited(preempted: int | None) -> Callable[[object], Callable[[], float]]:
 
     def probe(_probe: object) -> Callable[[], float]:
         def waited() -> float:
-            found = _harness._Waited(3600.0)
+            found = _subjects._Waited(3600.0)
             found.preempted = preempted
             return found
 
@@ -802,7 +802,7 @@ def test_a_late_ping_spent_waiting_for_a_cpu_is_starvation(monkeypatch: pytest.M
 
     So it is when the child's threads were preempted at most twice in it.
     """
-    monkeypatch.setattr(_harness._PathProbe, "__call__", _waited(1))
+    monkeypatch.setattr(_subjects._PathProbe, "__call__", _waited(1))
     child = _child("tests.gallery.providers:SLEEPS_HALF_A_SECOND")
     try:
         report, stalls = _loop_verdicts(child, bound=0.2)
@@ -820,7 +820,7 @@ def test_a_late_ping_the_machine_gave_too_little_cpu_to_tell_is_untested(
     monkeypatch: pytest.MonkeyPatch, preempted: int | None
 ) -> None:
     """Waits that explain the ping, but a child preempted again and again (or unknown): untested."""
-    monkeypatch.setattr(_harness._PathProbe, "__call__", _waited(preempted))
+    monkeypatch.setattr(_subjects._PathProbe, "__call__", _waited(preempted))
     child = _child("tests.gallery.providers:SLEEPS_HALF_A_SECOND")
     try:
         report, stalls = _loop_verdicts(child, bound=0.2)

@@ -74,7 +74,7 @@ from dsh_user_interaction_conformance.strategies import (
 )
 
 from .gallery.mcp import BROKEN_MCP, SHOULD_MCP
-from .helpers import caught_within, judge_provider
+from .helpers import caught_within, claimed_only, judge_provider
 
 #: The suite's bound for the gallery runs; a hanging variant costs a few multiples of it.
 BOUND = 0.5
@@ -527,8 +527,9 @@ def test_the_provider_passes_the_whole_suite_through_a_real_client() -> None:
     assert report.ok, [
         (r.requirement.id, r.message) for r in report.results if r.status != "passed"
     ]
-    assert {r.status for r in report.results} == {"passed"}
-    assert all(r.examples > 0 for r in report.results)
+    judged = [r for r in report.results if not claimed_only(r.requirement.id)]
+    assert {r.status for r in judged} == {"passed"}
+    assert all(r.examples > 0 for r in judged)
 
 
 def test_without_custom_text_the_suite_passes_with_the_capabilities_that_says() -> None:
@@ -816,6 +817,8 @@ def _client_answer(
         if isinstance(action, Revise):
             # The form as the human leaves it: the picks left, and the last text typed.
             picked, text = held_after(action.steps, multi=question.get("multiSelect") is True)
+            if not picked and not text:
+                continue  # left skipped: the form's field left empty
         else:
             picked = list(action.labels)
             text = action.text if isinstance(action, TypeText) else ""

@@ -1,7 +1,7 @@
 """The ask policies of spec section 8, in the reference's own details.
 
 The conformance suite judges the policies on any service that declares them
-(``_policy_checks.py``): the gate's stage and verdicts, deadlines, defaults
+(``_service/_policies.py``): the gate's stage and verdicts, deadlines, defaults
 and observers. Here are the reference's own parts it does not judge:
 ``LiveAgents``' registry, the service's constructor and its timer, the exact
 ``BAD_REQUEST`` words of a broken deadline or default, the observers'

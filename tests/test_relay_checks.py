@@ -24,8 +24,8 @@ from dsh_user_interaction import (
     UserInteractionService,
 )
 from dsh_user_interaction.durable import AskRecord, AskStore, Outcome, SQLiteStore, serve
-from dsh_user_interaction_conformance import _durable_checks
-from dsh_user_interaction_conformance._durable_checks import DURABLE_CHECKS
+from dsh_user_interaction_conformance._store import _durable
+from dsh_user_interaction_conformance._store._durable import DURABLE_CHECKS
 
 from .helpers import run
 
@@ -130,6 +130,6 @@ def test_the_scenario_catches_a_broken_relay(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relay: Any, requirement: str
 ) -> None:
     """Each broken relay fails exactly the requirement it breaks."""
-    monkeypatch.setattr(_durable_checks, "PATIENCE", 2.0)
-    monkeypatch.setattr(_durable_checks, "serve", relay)
+    monkeypatch.setattr(_durable, "PATIENCE", 2.0)
+    monkeypatch.setattr(_durable, "serve", relay)
     assert findings(tmp_path) == [requirement]

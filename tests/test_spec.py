@@ -199,7 +199,7 @@ def test_every_harness_requirement_is_implemented_where_it_is_cited() -> None:
     assert f"Protocol version: **{PROTOCOL_VERSION}**" in HARNESS
     sources = [
         *(ROOT / "reference" / "dsh_user_interaction" / "extra" / "stdio").glob("*.py"),
-        *(ROOT / "conformance" / "dsh_user_interaction_conformance").glob("*.py"),
+        *(ROOT / "conformance" / "dsh_user_interaction_conformance").rglob("*.py"),
     ]
     text = "\n".join(path.read_text(encoding="utf-8") for path in sources)
     assert [rid for rid in ids if rid not in text] == []

@@ -21,10 +21,10 @@ from dsh_user_interaction_conformance import (
     sqlite_store_subject,
 )
 from dsh_user_interaction_conformance.__main__ import main
-from dsh_user_interaction_conformance._durable_checks import DURABLE_CHECKS
 from dsh_user_interaction_conformance._reference_only import REFERENCE_ONLY
-from dsh_user_interaction_conformance._store_checks import STORE_REQUIREMENTS
-from dsh_user_interaction_conformance._store_runner import STORE_CHECKS, store_suite_requirements
+from dsh_user_interaction_conformance._store._durable import DURABLE_CHECKS
+from dsh_user_interaction_conformance._store._machine import STORE_REQUIREMENTS
+from dsh_user_interaction_conformance._store._runner import STORE_CHECKS, store_suite_requirements
 
 from .gallery.stores import BROKEN_STORES, BROKEN_UNDER_FAULTS, FAITHFUL, Wrapped, subject_of
 from .helpers import GALLERY_SEEDS
@@ -85,7 +85,7 @@ def test_the_report_is_replayable() -> None:
     ]
     found = runs[0].as_dict()
     assert found["suite"] == "store"
-    assert found["spec_version"] == "1.6.0"
+    assert found["spec_version"] == "1.7.0"
     assert {"suite_version", "seed", "profile", "bound", "store", "runs"} <= set(found)
     assert found["seed"] == 11
     assert found["profile"] == "quick"

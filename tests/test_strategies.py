@@ -316,7 +316,8 @@ def _check_action(
     if isinstance(action, Revise):
         assert capabilities.revises
         for kind, value in action.steps:
-            assert kind in {"pick", "unpick", "type", "clear"}
+            assert kind in {"pick", "unpick", "type", "clear", "skip", "unskip"}
+            assert capabilities.can_skip or kind not in {"skip", "unskip"}
             if kind in {"pick", "unpick"}:
                 assert value in offered
             elif kind == "type":

@@ -31,7 +31,7 @@ from dsh_user_interaction_conformance import (
     with_capabilities,
 )
 from dsh_user_interaction_conformance._behaviour import Behaviour, ways_in
-from dsh_user_interaction_conformance._harness import _behaviour, _capabilities
+from dsh_user_interaction_conformance._harness._subjects import _behaviour, _capabilities
 from dsh_user_interaction_conformance.child import _behaviour as _decoded
 from dsh_user_interaction_conformance.child import _check_ways
 from dsh_user_interaction_conformance.strategies import behaviours, requests

@@ -31,7 +31,18 @@ from dsh_user_interaction.extra.web.testing import (
     make_subject,
     web_subject,
 )
-from dsh_user_interaction_conformance import Dismiss, Nothing, Pick, Report, run_suite
+from dsh_user_interaction_conformance import (
+    Behaviour,
+    Dismiss,
+    Driver,
+    Nothing,
+    Pick,
+    Report,
+    Revise,
+    Subject,
+    run_suite,
+    with_capabilities,
+)
 
 from .gallery.web import BROKEN_WEB
 from .helpers import GALLERY_SEEDS, need, patience, rotating_seed
@@ -348,6 +359,54 @@ def test_the_whole_suite_passes_through_the_page_with_every_capability(seed: int
     assert claimed.revises
     assert claimed.can_skip
     assert claimed.can_dismiss
+
+
+class _Watched:
+    """A driver that notes the steps of every revision it performs, then performs it."""
+
+    def __init__(self, driver: Driver, steps: list[tuple[str, ...]]) -> None:
+        self.driver = driver
+        self.steps = steps
+
+    async def perform(self, request: Any, behaviour: Behaviour) -> None:
+        if isinstance(behaviour, tuple):
+            for action in behaviour:
+                if isinstance(action, Revise):
+                    self.steps.append(tuple(kind for kind, _ in action.steps))
+        await self.driver.perform(request, behaviour)
+
+    async def is_shown(self, request: Any) -> bool:
+        return await self.driver.is_shown(request)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3], ids=["seed1", "seed2", "seed3"])
+def test_the_page_answers_every_gesture_on_one_card_skips_included(seed: int) -> None:
+    """Pick then skip, skip then pick, type then skip, with changes of mind: what the card holds.
+
+    The provider checks that draw revisions pass through the page's card: a
+    question left skipped answers nothing whatever it held, and one whose
+    skip was taken back answers with what it holds (``PRV-REVISE-1``). The
+    revisions performed include both.
+    """
+    _chromium_or_skip()
+    performed: list[tuple[str, ...]] = []
+
+    @with_capabilities(CAPABILITIES)
+    async def watched() -> Subject:
+        subject = await web_subject()
+        return Subject(
+            subject.provider,
+            _Watched(subject.driver, performed),
+            name=subject.name,
+            aclose=subject.aclose,
+        )
+
+    report = run_suite(
+        subject_factory=watched, kinds=["provider"], only=["provider-answers"], seed=seed
+    )
+    assert report.ok, _failures(report)
+    assert any(steps[-1] == "skip" and len(steps) > 1 for steps in performed), performed
+    assert any("unskip" in steps for steps in performed), performed
 
 
 @pytest.mark.parametrize("seed", GALLERY_SEEDS, ids=[f"seed{s}" for s in GALLERY_SEEDS])

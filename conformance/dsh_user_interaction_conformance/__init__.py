@@ -33,9 +33,6 @@ if typing.TYPE_CHECKING:
     from ._behaviour import held_after as held_after
     from ._behaviour import revised as revised
     from ._capabilities import Capabilities as Capabilities
-    from ._durable_subject import DurableDriver as DurableDriver
-    from ._durable_subject import durable_subject as durable_subject
-    from ._durable_subject import make_durable_subject as make_durable_subject
     from ._engine import CHECKS as CHECKS
     from ._engine import Check as Check
     from ._engine import CheckOutcome as CheckOutcome
@@ -57,12 +54,15 @@ if typing.TYPE_CHECKING:
     from ._runner import Report as Report
     from ._runner import RequirementResult as RequirementResult
     from ._runner import run_suite as run_suite
-    from ._store_runner import StoreReport as StoreReport
-    from ._store_runner import StoreRun as StoreRun
-    from ._store_runner import run_store_suite as run_store_suite
-    from ._store_subject import StoreFactory as StoreFactory
-    from ._store_subject import StoreSubject as StoreSubject
-    from ._store_subject import sqlite_store_subject as sqlite_store_subject
+    from ._store import DurableDriver as DurableDriver
+    from ._store import StoreFactory as StoreFactory
+    from ._store import StoreReport as StoreReport
+    from ._store import StoreRun as StoreRun
+    from ._store import StoreSubject as StoreSubject
+    from ._store import durable_subject as durable_subject
+    from ._store import make_durable_subject as make_durable_subject
+    from ._store import run_store_suite as run_store_suite
+    from ._store import sqlite_store_subject as sqlite_store_subject
     from ._subject import Driver as Driver
     from ._subject import Remote as Remote
     from ._subject import ScriptedDriver as ScriptedDriver
@@ -76,9 +76,22 @@ if typing.TYPE_CHECKING:
     from ._subject import reference_subject as reference_subject
     from ._subject import with_capabilities as with_capabilities
     from ._subject import with_policies as with_policies
+    from ._surfaces import ENDINGS as ENDINGS
+    from ._surfaces import Ending as Ending
+    from ._surfaces import FanOutDriver as FanOutDriver
+    from ._surfaces import ScriptedSurface as ScriptedSurface
+    from ._surfaces import SurfaceDriver as SurfaceDriver
+    from ._surfaces import Told as Told
+    from ._surfaces import fan_out_subject as fan_out_subject
+    from ._surfaces import make_fan_out_subject as make_fan_out_subject
+    from ._web import PROBE_ATTRIBUTE as PROBE_ATTRIBUTE
+    from ._web import HttpProbe as HttpProbe
+    from ._web import SecretOffer as SecretOffer
 
 __all__ = [
     "CHECKS",
+    "ENDINGS",
+    "PROBE_ATTRIBUTE",
     "Action",
     "BaselineEntry",
     "Behaviour",
@@ -89,10 +102,13 @@ __all__ = [
     "Draws",
     "Driver",
     "DurableDriver",
+    "Ending",
     "FailureForm",
     "FailureRecord",
+    "FanOutDriver",
     "HarnessServices",
     "HarnessSubjects",
+    "HttpProbe",
     "Matrix",
     "MatrixCell",
     "MatrixColumn",
@@ -106,6 +122,8 @@ __all__ = [
     "Revise",
     "Scenario",
     "ScriptedDriver",
+    "ScriptedSurface",
+    "SecretOffer",
     "Service",
     "ServiceFactory",
     "ServiceRegistration",
@@ -119,13 +137,17 @@ __all__ = [
     "StoreSubject",
     "Subject",
     "SubjectFactory",
+    "SurfaceDriver",
+    "Told",
     "TypeText",
     "build_matrix",
     "declared_policies",
     "durable_subject",
     "expected_answer",
+    "fan_out_subject",
     "held_after",
     "make_durable_subject",
+    "make_fan_out_subject",
     "parse_baseline",
     "read_report",
     "recorded_baseline",
@@ -165,9 +187,9 @@ _MODULES = {
     "ReportError": "_matrix",
     "build_matrix": "_matrix",
     "read_report": "_matrix",
-    "DurableDriver": "_durable_subject",
-    "durable_subject": "_durable_subject",
-    "make_durable_subject": "_durable_subject",
+    "DurableDriver": "_store",
+    "durable_subject": "_store",
+    "make_durable_subject": "_store",
     "CHECKS": "_engine",
     "Check": "_engine",
     "CheckOutcome": "_engine",
@@ -183,13 +205,21 @@ _MODULES = {
     "Report": "_runner",
     "RequirementResult": "_runner",
     "run_suite": "_runner",
-    "StoreReport": "_store_runner",
-    "StoreRun": "_store_runner",
-    "run_store_suite": "_store_runner",
-    "StoreFactory": "_store_subject",
-    "StoreSubject": "_store_subject",
-    "sqlite_store_subject": "_store_subject",
+    "StoreReport": "_store",
+    "StoreRun": "_store",
+    "run_store_suite": "_store",
+    "StoreFactory": "_store",
+    "StoreSubject": "_store",
+    "sqlite_store_subject": "_store",
     "Driver": "_subject",
+    "ENDINGS": "_surfaces",
+    "Ending": "_surfaces",
+    "SurfaceDriver": "_surfaces",
+    "Told": "_surfaces",
+    "FanOutDriver": "_surfaces",
+    "ScriptedSurface": "_surfaces",
+    "fan_out_subject": "_surfaces",
+    "make_fan_out_subject": "_surfaces",
     "Remote": "_subject",
     "ScriptedDriver": "_subject",
     "Service": "_subject",
@@ -202,6 +232,9 @@ _MODULES = {
     "with_capabilities": "_subject",
     "with_policies": "_subject",
     "declared_policies": "_subject",
+    "HttpProbe": "_web",
+    "PROBE_ATTRIBUTE": "_web",
+    "SecretOffer": "_web",
 }
 
 

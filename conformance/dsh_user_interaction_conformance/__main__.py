@@ -30,12 +30,13 @@ _EXTRA = frozenset({"hypothesis", "pytest", "jsonschema"})
 _INSTALL = "pip install 'dsh-user-interaction[conformance]'"
 
 try:
-    from . import _engine, _loop, _store_loop
+    from . import _engine, _loop
     from ._baseline import BaselineEntry, parse_baseline, recorded_baseline
     from ._engine import CHECKS, PROFILES, CheckOutcome, SetupError
     from ._matrix import MatrixColumn, ReportError, build_matrix, read_report
     from ._registry import requirements
     from ._runner import Report, RequirementResult, factory_name, run_suite
+    from ._store import _loop as _store_loop
     from ._subject import UsageError as _UsageError
     from ._subject import declared_capabilities
     from ._subject import load_factory as _load
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     # Loaded when a run needs them: importing the store suite, and the harness's
     # pipes to a child, cost a run on a subject in this process a thirtieth of it.
     from . import _harness
-    from ._store_runner import StoreReport
+    from ._store import StoreReport
 
 __all__ = ["main", "run"]
 
@@ -368,7 +369,7 @@ class _Printer:
             f"(spec {dsh_user_interaction.SPEC_VERSION}): the store suite\n"
         )
         write(f"  store:        {factory_name(factory)}\n")
-        from ._store_runner import STORE_PROFILES  # noqa: PLC0415 - the store suite only
+        from ._store import STORE_PROFILES  # noqa: PLC0415 - the store suite only
 
         sizes = STORE_PROFILES[args.profile]
         write(
@@ -379,8 +380,7 @@ class _Printer:
 
     def store_summary(self, report: StoreReport) -> None:
         """One line per run of the state machine, the counts, each failure in full, the verdict."""
-        from ._store_checks import STORE_CHECK  # noqa: PLC0415 - the store suite only
-        from ._store_runner import STORE_CHECKS  # noqa: PLC0415 - the store suite only
+        from ._store import STORE_CHECK, STORE_CHECKS  # noqa: PLC0415 - the store suite only
 
         write = self.out.write
         count = len(report.results)
@@ -520,14 +520,15 @@ def _store(args: argparse.Namespace, args_list: list[str]) -> int:
     ]
     if others:
         raise _UsageError(f"--store runs the store suite alone: drop {', '.join(others)}")
-    from ._durable_checks import DURABLE_CHECKS  # noqa: PLC0415 - the store suite only
-    from ._store_checks import STORE_CHECK, store_requirements  # noqa: PLC0415 - as above
-    from ._store_runner import (  # noqa: PLC0415 - as above
+    from ._store import (  # noqa: PLC0415 - the store suite only
+        DURABLE_CHECKS,
+        STORE_CHECK,
         STORE_CHECKS,
         run_store_suite,
+        sqlite_store_subject,
+        store_requirements,
         store_suite_requirements,
     )
-    from ._store_subject import sqlite_store_subject  # noqa: PLC0415 - as above
 
     known = store_suite_requirements()
     if args.list:

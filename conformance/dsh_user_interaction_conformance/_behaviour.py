@@ -91,8 +91,9 @@ class Skip:
 
 
 #: One step of :class:`Revise`: pick or unpick an option's label, type text
-#: (replacing what the text field held) or clear the text field (``""``).
-Step: TypeAlias = tuple[Literal["pick", "unpick", "type", "clear"], str]
+#: (replacing what the text field held), clear the text field (``""``), skip
+#: the question or take the skip back (``""`` both).
+Step: TypeAlias = tuple[Literal["pick", "unpick", "type", "clear", "skip", "unskip"], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +102,29 @@ class Revise:
 
     The answer is what the question holds at the end (:func:`revised`): on a
     single-select a pick replaces the earlier one and typed text overrides
-    the choice; on a multi-select a pick adds a label, an unpick removes it,
-    and the text supplements the picks. Text is typed over what the field
-    held. The suite draws these only for a driver that declares
-    ``revises``, and only where UIs agree on the outcome: on a single-select
-    it never picks while text is typed, but clears the text first.
+    the choice; on a multi-select a pick adds a label, an unpick removes it
+    (and leaves a label that is not picked as it is), and the text
+    supplements the picks. Text is typed over what the field held. A
+    question left skipped answers nothing (``selected: []``, no text),
+    whatever it held when the human skipped it; an ``unskip`` takes the skip
+    back, and the question answers again with what it holds.
+
+    The suite draws these only for a driver that declares ``revises``, and
+    only where UIs agree on the outcome:
+
+    * on a single-select it never picks while text is typed, but clears the
+      text first;
+    * it skips and takes a skip back only for a driver that declares
+      ``can_skip``, and while the question is skipped it does nothing but
+      take the skip back (a page may lock the question's controls; another
+      UI may take the skip back at a pick): "skip, then pick" is
+      ``skip, unskip, pick``;
+    * whether taking a skip back gives the draft back (the web page's
+      design) or leaves the question empty (the Node example's screen) is
+      the UI's design, so after an ``unskip`` the suite first unpicks each
+      label and clears the text the question held when it was skipped, and
+      on a single-select picks (or types) afresh before it submits: the
+      outcome is the same either way (see :func:`held_after`).
     """
 
     steps: tuple[Step, ...]
@@ -151,23 +170,45 @@ def ways_in(behaviour: Behaviour) -> list[tuple[str, str | None]]:
     ]
 
 
-def held_after(steps: Sequence[Step], *, multi: bool) -> tuple[list[str], str]:
+def held_after(
+    steps: Sequence[Step], *, multi: bool, restores: bool = True
+) -> tuple[list[str], str]:
     """What a question holds after *steps*: the labels picked, in picking order, and the text.
 
     A driver whose UI is a form fills it with these (an empty text is none).
+    A question left skipped holds nothing that answers, ``([], "")``: no
+    other revision leaves it so, since the suite always leaves something to
+    answer with. An ``unskip`` gives back what the question held when it was
+    skipped, or with *restores* false leaves it empty; the suite draws only
+    revisions whose outcome is the same either way (see :class:`Revise`).
 
     >>> held_after([("pick", "a"), ("type", "x"), ("clear", ""), ("pick", "b")], multi=False)
     (['b'], '')
+    >>> held_after([("pick", "a"), ("skip", "")], multi=True)
+    ([], '')
+    >>> held_after([("pick", "a"), ("skip", ""), ("unskip", "")], multi=True)
+    (['a'], '')
+    >>> held_after([("pick", "a"), ("skip", ""), ("unskip", "")], multi=True, restores=False)
+    ([], '')
     """
     picked: list[str] = []
     text = ""
+    skipped: tuple[list[str], str] | None = None  # the draft while skipped
     for kind, value in steps:
-        if kind == "pick":
+        if kind == "skip":
+            skipped = skipped or (picked, text)
+        elif kind == "unskip":
+            if skipped is not None:
+                picked, text = skipped if restores else ([], "")
+            skipped = None
+        elif kind == "pick":
             picked = [*picked, value] if multi else [value]
         elif kind == "unpick":
             picked = [label for label in picked if label != value]
         else:
             text = value  # typed over the field, or cleared ("")
+    if skipped is not None:
+        return [], ""  # a skipped question answers nothing, whatever it held
     return picked, text
 
 
@@ -181,6 +222,10 @@ def revised(question: AskUserQuestionItem, steps: Sequence[Step]) -> AskUserQues
     {'id': 'q', 'selected': [], 'custom': 'neither'}
     >>> revised({**question, "multiSelect": True}, [("pick", "b"), ("pick", "a"), ("unpick", "b")])
     {'id': 'q', 'selected': ['a']}
+    >>> revised(question, [("pick", "a"), ("type", "x"), ("skip", "")])
+    {'id': 'q', 'selected': []}
+    >>> revised(question, [("skip", ""), ("unskip", ""), ("pick", "b")])
+    {'id': 'q', 'selected': ['b']}
     """
     multi = question.get("multiSelect") is True
     picked, text = held_after(steps, multi=multi)

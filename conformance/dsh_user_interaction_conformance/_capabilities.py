@@ -52,12 +52,23 @@ class Capabilities:
     concurrent: bool = True
     #: The driver can say which questions are on screen (for the clean-up checks).
     observes_screen: bool = True
+    #: The UI serves a browser over HTTP, and its driver can send requests as a
+    #: hostile page would (it implements ``HttpProbe``).
+    #: The suite then checks the web UI's security profile (``WEB-*``, each
+    #: a ``SHOULD``). Off by default: the profile is no part of the seam.
+    serves_http: bool = False
     #: A call into the implementation can be cancelled, as a Python task is, or
     #: by what a harness child maps that to (``HAR-CANCEL-2``). Only an
     #: implementation in a language without a way to cancel a call says
     #: ``False``; ``PRV-CANCEL-1`` and ``SVC-CANCEL-1`` are then skipped, as not
     #: applicable.
     cancellable: bool = True
+    #: How many surfaces the UI shows each ask on (tabs, windows, devices, the
+    #: UIs of a fan-out), each of which the driver can act on, reload, close
+    #: and open again (:class:`~dsh_user_interaction_conformance.SurfaceDriver`).
+    #: With two or more, the surface checks run (``SURF-*``); one, the
+    #: default, is a UI with a single screen.
+    surfaces: int = 1
     #: For each action the UI offers several ways of doing (``"dismiss"``,
     #: ``"skip"``, ``"pick"`` or ``"type"``), the names of those ways, the usual
     #: one first. Every behaviour the suite draws names one of them, as
@@ -66,7 +77,11 @@ class Capabilities:
     ways: Mapping[str, Sequence[str]] = field(default_factory=lambda: _NO_WAYS, hash=False)
 
     def __post_init__(self) -> None:
-        """Check the declared ways, and keep them read-only."""
+        """Check the declared surfaces and ways, and keep the ways read-only."""
+        surfaces = cast("object", self.surfaces)
+        if type(surfaces) is not int or surfaces < 1:
+            msg = f"surfaces must be a whole number from 1, got {surfaces!r}"
+            raise ValueError(msg)
         declared = cast("object", self.ways)  # checked as any value: it may come from JSON
         if not isinstance(declared, Mapping):
             msg = f"ways must be a mapping of action to names, got {type(declared).__name__}"
@@ -94,8 +109,12 @@ class Capabilities:
         return tuple(self.ways.get(action, ()))
 
     def as_dict(self) -> dict[str, bool]:
-        """The capability flags as a JSON-ready mapping, for reports (ways apart)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ways"}
+        """The capability flags as a JSON-ready mapping, for reports (surfaces and ways apart)."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in {"ways", "surfaces"}
+        }
 
     def ways_as_dict(self) -> dict[str, list[str]]:
         """The declared ways as a JSON-ready mapping, for reports and the harness."""

@@ -26,7 +26,14 @@ from typing import Any, Literal
 
 import dsh_user_interaction
 
-from . import _binding_checks, _policy_checks, _provider_checks, _service_checks
+# isort: off
+# The check modules register themselves on import, in the order they run.
+from ._service import _binding as _binding_checks
+from ._service import _policies as _policy_checks
+from ._provider import _checks as _provider_checks
+from ._service import _checks as _service_checks
+
+# isort: on
 from ._baseline import BaselineEntry
 from ._capabilities import Capabilities
 from ._engine import (
@@ -50,11 +57,21 @@ from ._subject import (
     reference_service,
     reference_subject,
 )
+from ._surfaces import _checks as _surface_checks
+from ._web import _checks as _web_checks
 
 __all__ = ["KINDS", "Report", "RequirementResult", "SetupError", "run_suite"]
 
-# The check modules register themselves on import.
-_ = (_binding_checks, _policy_checks, _provider_checks, _service_checks)
+# The check modules register themselves on import (the surfaces and the web
+# profile after the others: their checks run last).
+_ = (
+    _binding_checks,
+    _policy_checks,
+    _provider_checks,
+    _service_checks,
+    _surface_checks,
+    _web_checks,
+)
 
 SUITE_VERSION = dsh_user_interaction.__version__
 Status = Literal["passed", "failed", "warning", "untested", "skipped", "expected-failure"]
@@ -181,6 +198,7 @@ class Report:
             "profile": self.profile,
             "capabilities": self.capabilities.as_dict(),
             "ways": self.capabilities.ways_as_dict(),
+            "surfaces": self.capabilities.surfaces,
             "subjects": self.subjects,
             "ok": self.ok,
             "summary": status_counts(self.results),

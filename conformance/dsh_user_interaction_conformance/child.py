@@ -86,6 +86,10 @@ def _step(wire: object) -> Step:
         return ("type", str(step.get("text")))
     if kind == "clear":
         return ("clear", "")
+    if kind == "skip":
+        return ("skip", "")
+    if kind == "unskip":
+        return ("unskip", "")
     raise WireError(f"behaviour: unknown step {step!r}")
 
 
@@ -404,6 +408,7 @@ class _Child:
             if capabilities is not None:
                 declared: dict[str, object] = {**capabilities.as_dict()}
                 declared.pop("cancellable", None)
+                declared.pop("serves_http", None)  # a child's UI is driven over the pipe
                 if capabilities.ways:
                     declared["ways"] = capabilities.ways_as_dict()
                 hello["capabilities"] = declared

@@ -58,8 +58,7 @@ import pytest
 
 from ._engine import CHECKS, PROFILES, SetupError
 from ._runner import RequirementResult, run_suite
-from ._store_runner import STORE_CHECKS, run_store_suite
-from ._store_subject import StoreFactory, sqlite_store_subject
+from ._store import STORE_CHECKS, StoreFactory, run_store_suite, sqlite_store_subject
 from ._subject import UsageError, load_factory
 
 __all__ = [

@@ -42,7 +42,7 @@ import itertools
 import random
 import unicodedata
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from hypothesis import strategies as st
@@ -1059,6 +1059,7 @@ _PICK: Final = "pick"
 _TYPE: Final = "type"
 _PICK_AND_TYPE: Final = "pick and type"
 _REVISE: Final = "revise"
+_REVISE_AND_SKIP: Final = "revise and skip"
 _DEFAULT_CAPABILITIES: Final = Capabilities()
 
 
@@ -1068,18 +1069,21 @@ def _kinds(has_options: bool, multi: bool, capabilities: Capabilities) -> st.Sea
     custom = capabilities.custom_on_multi if multi else capabilities.custom_on_single
     skip = [_SKIP] if capabilities.can_skip else []
     revise = [_REVISE] if capabilities.revises else []
+    # Skip among the changes of mind: a kind of its own, so that the revisions
+    # without it are drawn as often as before it came.
+    revise_and_skip = [_REVISE_AND_SKIP] if capabilities.revises and capabilities.can_skip else []
     # Typing comes first where it is allowed: the simplest example, which Hypothesis
     # draws often early on, then carries hostile text (and on a single-select, text
     # that must override the choice).
     # Revising: often on a single-select (pick, then type; pick again), seldom where
     # there is only text to type over.
     if not has_options:
-        kinds = [_TYPE, *skip, _TYPE, _TYPE, *revise]
+        kinds = [_TYPE, *skip, _TYPE, _TYPE, *revise, *revise_and_skip, *revise]
     elif not multi:
         kinds = (
-            [_TYPE, _PICK, *skip, _PICK, *revise, *revise, *revise]
+            [_TYPE, _PICK, *skip, _PICK, *revise, *revise, *revise, *revise_and_skip, *revise]
             if custom
-            else [_PICK, *skip, *revise]
+            else [_PICK, *skip, *revise, *revise_and_skip]
         )
     else:
         # Picking first, and three times as likely as the rest, so that several
@@ -1088,67 +1092,151 @@ def _kinds(has_options: bool, multi: bool, capabilities: Capabilities) -> st.Sea
         # Picking and typing once more: a UI that lets the text replace the picks is
         # seen only then (or in a revision that leaves both).
         also = [_TYPE, _PICK_AND_TYPE] if custom else []
-        kinds = [*picks, *skip, *also, *picks, *picks, *revise]
+        kinds = [*picks, *skip, *also, *picks, *picks, *revise, *revise_and_skip, *revise_and_skip]
     return st.sampled_from(kinds)
 
 
+#: How a revision uses Skip: not at all, skipped at the end ("pick, then skip"), or
+#: skipped and taken back ("skip, then pick").
+_NO_SKIP: Final = "no skip"
+_ENDS_SKIPPED: Final = "ends skipped"
+_SKIP_TAKEN_BACK: Final = "skip taken back"
+_skip_plans: Final = st.sampled_from((_ENDS_SKIPPED, _SKIP_TAKEN_BACK))
+
+
+@dataclass
+class _Draft:
+    """What a question holds while a revision is drawn, and the steps taken so far."""
+
+    offered: Sequence[str]
+    multi: bool
+    custom: bool
+    steps: list[Step] = field(default_factory=list[Step])
+    picked: list[str] = field(default_factory=list[str])
+    text: str = ""
+    #: Labels the next pick passes over: a single-select's pick before a skip taken
+    #: back, so that the pick after it is another one.
+    passed_over: list[str] = field(default_factory=list[str])
+
+    def change(self, draw: st.DrawFn) -> bool:
+        """Take one drawn step of changing one's mind; False when there is none to take."""
+        offered, multi = self.offered, self.multi
+        # Typing first where it is allowed: on a single-select, the pick is then
+        # overridden by the text, the first thing a UI may get wrong.
+        moves: list[str] = ["type"] if self.custom or not offered else []
+        if self.text:
+            moves.append("clear")
+        others = [label for label in offered if label not in self.picked]
+        others = [label for label in others if label not in self.passed_over] or others
+        if others:
+            # Twice as likely on a single-select: the change that stays visible.
+            moves += ["pick"] if multi else ["pick", "pick"]
+        if self.picked and multi:
+            moves.append("unpick")
+        if not moves:
+            return False  # one option and no text box: there is no mind to change
+        move = draw(_ways(tuple(moves)))
+        if move == "pick":
+            if self.text and not multi:
+                self.steps.append(("clear", ""))
+                self.text = ""
+            label = others[draw(_below(len(others)))]
+            self.picked = [*self.picked, label] if multi else [label]
+            self.passed_over = []
+            self.steps.append(("pick", label))
+        elif move == "unpick":
+            label = self.picked.pop(draw(_below(len(self.picked))))
+            self.steps.append(("unpick", label))
+        elif move == "type":
+            self.type_text(draw)
+        else:
+            self.text = ""
+            self.steps.append(("clear", ""))
+        return True
+
+    def type_text(self, draw: st.DrawFn) -> None:
+        """Type a drawn text over what the text field holds."""
+        self.text = draw(_custom_texts)
+        self.steps.append(("type", self.text))
+
+    def start(self, draw: st.DrawFn) -> None:
+        """A first pick (or, without options, a first text)."""
+        if self.offered:
+            first = self.offered[draw(_below(len(self.offered)))]
+            self.steps.append(("pick", first))
+            self.picked.append(first)
+        else:
+            self.text = draw(_custom_texts)
+            self.steps.append(("type", self.text))
+
+    def skip_and_take_back(self) -> None:
+        """Skip, take the skip back, and empty the question whatever the unskip gave back.
+
+        Whether an unskip gives the draft back is the UI's design: the labels
+        it held are unpicked and its text cleared, which a UI that emptied it
+        takes as no change. A single-select's pick cannot be undone so: it is
+        forgotten here, and a pick of another option (or text) follows before
+        the question is sent.
+        """
+        self.steps.extend((("skip", ""), ("unskip", "")))
+        if self.multi:
+            self.steps.extend(("unpick", label) for label in self.picked)
+        else:
+            self.passed_over = self.picked
+        if self.text:
+            self.steps.append(("clear", ""))
+        self.picked, self.text = [], ""
+
+    def finish(self, draw: st.DrawFn) -> None:
+        """Leave something to answer with: a pick, or without options a text."""
+        if self.picked or self.text:
+            return
+        if self.offered:
+            offered = [label for label in self.offered if label not in self.passed_over]
+            offered = offered or list(self.offered)
+            self.steps.append(("pick", offered[draw(_below(len(offered)))]))
+        else:
+            self.steps.append(("type", draw(_custom_texts)))
+
+
 def _draw_revision(
-    draw: st.DrawFn, offered: Sequence[str], multi: bool, custom: bool
+    draw: st.DrawFn, offered: Sequence[str], multi: bool, custom: bool, skips: bool
 ) -> tuple[Step, ...]:
     """A pick (or, without options, a text), then one to three steps of changing one's mind.
 
     A later pick on a single-select picks another option, and there a pick
     while text is typed comes after a ``clear``: whether a pick keeps the text
     (which then overrides it) or replaces it is the UI's design, so the suite
-    never asks for it.
+    never asks for it. A revision that *skips* skips after all the changes
+    ("pick, then skip", the question answering nothing), or takes the skip
+    back, from the start ("skip, then pick") or after the first changes, with
+    more changes after it (see :class:`Revise`).
     """
-    steps: list[Step] = []
-    picked: list[str] = []
-    text = ""
-    if offered:
-        first = offered[draw(_below(len(offered)))]
-        steps.append(("pick", first))
-        picked.append(first)
-    else:
-        text = draw(_custom_texts)
-        steps.append(("type", text))
-    for _ in range(draw(_between(1, 3))):
-        # Typing first where it is allowed: on a single-select, the pick is then
-        # overridden by the text, the first thing a UI may get wrong.
-        moves: list[str] = ["type"] if custom or not offered else []
-        if text:
-            moves.append("clear")
-        others = [label for label in offered if label not in picked]
-        if others:
-            # Twice as likely on a single-select: the change that stays visible.
-            moves += ["pick"] if multi else ["pick", "pick"]
-        if picked and multi:
-            moves.append("unpick")
-        if not moves:
-            break  # one option and no text box: there is no mind to change
-        move = draw(_ways(tuple(moves)))
-        if move == "pick":
-            if text and not multi:
-                steps.append(("clear", ""))
-                text = ""
-            label = others[draw(_below(len(others)))]
-            picked = [*picked, label] if multi else [label]
-            steps.append(("pick", label))
-        elif move == "unpick":
-            label = picked.pop(draw(_below(len(picked))))
-            steps.append(("unpick", label))
-        elif move == "type":
-            text = draw(_custom_texts)
-            steps.append(("type", text))
-        else:
-            text = ""
-            steps.append(("clear", ""))
-    if not picked and not text:  # something must be left to answer with
-        if offered:
-            steps.append(("pick", offered[draw(_below(len(offered)))]))
-        else:
-            steps.append(("type", draw(_custom_texts)))
-    return tuple(steps)
+    draft = _Draft(offered, multi, custom)
+    plan = draw(_skip_plans) if skips else _NO_SKIP
+    skip_first = plan == _SKIP_TAKEN_BACK and draw(_one_in_four) == 0
+    if not skip_first:
+        draft.start(draw)
+        for _ in range(draw(_between(0 if plan == _SKIP_TAKEN_BACK else 1, 3))):
+            if not draft.change(draw):
+                break
+    if plan == _ENDS_SKIPPED:
+        draft.finish(draw)  # something to skip: a skip that changes nothing shows nothing
+        draft.steps.append(("skip", ""))
+        return tuple(draft.steps)
+    if plan == _SKIP_TAKEN_BACK:
+        draft.skip_and_take_back()
+        changes = draw(_between(1, 2))
+        if draft.passed_over and custom:
+            # A single-select whose pick may be back (the web page gives it back):
+            # text typed now must override it, the first thing a UI may get wrong.
+            draft.type_text(draw)
+            changes -= 1
+        for _ in range(changes):
+            if not draft.change(draw):
+                break
+    draft.finish(draw)
+    return tuple(draft.steps)
 
 
 def _draw_labels(draw: st.DrawFn, offered: Sequence[str], multi: bool) -> tuple[str, ...]:
@@ -1183,9 +1271,9 @@ def _draw_action(
         return Skip(_draw_way(draw, capabilities, "skip"))
     if kind == _PICK:
         return Pick(_draw_labels(draw, offered, multi), _draw_way(draw, capabilities, "pick"))
-    if kind == _REVISE:
+    if kind in {_REVISE, _REVISE_AND_SKIP}:
         custom = capabilities.custom_on_multi if multi else capabilities.custom_on_single
-        steps = _draw_revision(draw, offered, multi, custom)
+        steps = _draw_revision(draw, offered, multi, custom, kind == _REVISE_AND_SKIP)
         return Revise(tuple(_step_as_typed(step, capabilities) for step in steps))
     text = draw(_custom_texts)
     labels = _draw_labels(draw, offered, multi) if kind == _PICK_AND_TYPE else ()

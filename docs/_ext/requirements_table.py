@@ -18,9 +18,9 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from dsh_user_interaction_conformance import CHECKS, requirements
-from dsh_user_interaction_conformance._durable_checks import DURABLE_CHECKS
 from dsh_user_interaction_conformance._reference_only import REFERENCE_ONLY
-from dsh_user_interaction_conformance._store_checks import STORE_CHECK, STORE_REQUIREMENTS
+from dsh_user_interaction_conformance._store._durable import DURABLE_CHECKS
+from dsh_user_interaction_conformance._store._machine import STORE_CHECK, STORE_REQUIREMENTS
 
 logger = logging.getLogger(__name__)
 

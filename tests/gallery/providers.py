@@ -274,6 +274,25 @@ def _appends_text(
     return revised(question, typed)
 
 
+def _keeps_picks_of_skipped(
+    question: AskUserQuestionItem, steps: Sequence[Step]
+) -> AskUserQuestionAnswerItem:
+    """A Skip that is ignored once something is picked or typed: the draft is sent instead."""
+    kept = [step for step in steps if step[0] not in {"skip", "unskip"}]
+    if held_after(kept, multi=question.get("multiSelect") is True) == ([], ""):
+        return revised(question, steps)  # nothing held: the skip stands
+    return revised(question, kept)
+
+
+def _keeps_skip_taken_back(
+    question: AskUserQuestionItem, steps: Sequence[Step]
+) -> AskUserQuestionAnswerItem:
+    """A Skip that cannot be taken back: once checked, the question answers nothing."""
+    if any(kind == "skip" for kind, _ in steps):
+        return {"id": question["id"], "selected": []}
+    return revised(question, steps)
+
+
 def _drop_python_blank(request: AskUserQuestionRequest, answer: Answer) -> Answer:
     """A UI that drops typed text Python's ``str.strip`` would leave empty (``"\x1c"``, ``"\x85"``).
 
@@ -382,6 +401,9 @@ BROKEN_PROVIDERS: dict[str, tuple[Callable[[], Subject], str]] = {
     "keeps-first-pick": (_subject(Flaws(revising=_keeps_first_pick)), "PRV-REVISE-1"),
     "pick-beside-typed-text": (_subject(Flaws(revising=_pick_beside_text)), "ANS-SINGLE-2"),
     "appends-typed-text": (_subject(Flaws(revising=_appends_text)), "PRV-REVISE-1"),
+    # Skip among the changes of mind: pick, then skip; skip, then pick.
+    "keeps-picks-of-skipped": (_subject(Flaws(revising=_keeps_picks_of_skipped)), "PRV-REVISE-1"),
+    "keeps-skip-taken-back": (_subject(Flaws(revising=_keeps_skip_taken_back)), "PRV-REVISE-1"),
 }
 
 #: Entries whose flaw shows only in a check that does not cite the requirement it breaks.

@@ -62,6 +62,8 @@ export class ScreenDriver {
             else if (step.step === 'unpick') card.unpick(index, step.label);
             else if (step.step === 'type') card.type(index, step.text);
             else if (step.step === 'clear') card.clear(index);
+            else if (step.step === 'skip') card.skip(index);
+            else if (step.step === 'unskip') card.unskip(index);
             else throw new TypeError(`unknown step ${JSON.stringify(step.step)}`);
           }
           break;

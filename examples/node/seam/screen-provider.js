@@ -44,7 +44,8 @@ class Field {
 
 /**
  * One ask on screen. The human acts on it through `pick`, `unpick`, `type`,
- * `clear`, `skip`, `submit` and `dismiss`; the provider settles its call from them.
+ * `clear`, `skip`, `unskip`, `submit` and `dismiss`; the provider settles its
+ * call from them.
  */
 export class Card {
   /**
@@ -100,6 +101,16 @@ export class Card {
     const field = this.#field(index);
     field.picked.clear();
     field.typed = null;
+  }
+
+  /**
+   * Take back the skip of question `index`. This screen's skip emptied the
+   * question, so it stays empty, open to picks and text again: the draft
+   * is not given back (another UI may give it back; the suite's steps after
+   * an unskip leave the same answer either way).
+   */
+  unskip(index) {
+    this.#field(index);
   }
 
   /** Send the answers as they stand. */

@@ -64,6 +64,22 @@ describe('screen provider', () => {
     assert.deepEqual(asked, before);
   });
 
+  it('answers a revision that skips: nothing when left skipped, what it holds once taken back', async () => {
+    const { provider, driver } = subject();
+    const steps = (...list) => ({ kind: 'actions', actions: [{ do: 'revise', steps: list }] });
+    const skipped = request();
+    const left = provider.ask(skipped);
+    await driver.perform(skipped, steps({ step: 'pick', label: 'a' }, { step: 'type', text: 'x' }, { step: 'skip' }));
+    assert.deepEqual(await left, { answers: [{ id: 'q', selected: [] }] });
+    const back = request();
+    const taken = provider.ask(back);
+    await driver.perform(
+      back,
+      steps({ step: 'pick', label: 'a' }, { step: 'skip' }, { step: 'unskip' }, { step: 'pick', label: 'b' }),
+    );
+    assert.deepEqual(await taken, { answers: [{ id: 'q', selected: ['b'] }] });
+  });
+
   it("stops a driver's wait when its signal aborts", async () => {
     const { provider, driver } = subject();
     const controller = new AbortController();

@@ -14,10 +14,19 @@ Design notes:
   outcome and the UI that gave it; a UI still running after *withdraw_grace*
   seconds is cancelled, and the ask waits (up to one more second) for it to
   end, so nothing is left running (``PRV-LEAK-1``).
-* Behind a relay, fan-out is :class:`~dsh_user_interaction.durable.VerdictAware`
-  (``DUR-ACK-1``): each UI that asks for verdicts gets one for its own
-  request, and the store's verdict reaches the UI whose outcome was offered;
-  the others gave none, and theirs is cancelled.
+* Every UI that asks for verdicts (:class:`~dsh_user_interaction.durable.VerdictAware`)
+  gets one for its own request (``DUR-ACK-1``), so that two UIs that answer
+  in the same loop step never both tell their human "answered here". Behind
+  a relay, fan-out is ``VerdictAware`` itself, and the store's verdict
+  decides: it reaches the UI whose outcome was offered; the others gave
+  none, and theirs is cancelled. Without a relay (registered directly with
+  an agent's service), fan-out gives the verdicts itself, once it has
+  withdrawn the others: the UI whose outcome won hears ``saved`` with it,
+  every other UI that gave an outcome (in the same step, or while it was
+  withdrawn) hears ``lost`` with the outcome that won (the caller's abort,
+  ``aborted``, when no UI's did), and the others' are cancelled, as are all
+  of them when the call is cancelled first. Their ``ask_id`` is the
+  request's ``askId``, or ``""`` when it has none.
 """
 
 from __future__ import annotations
@@ -128,22 +137,33 @@ class FanOutProvider:
         loop = asyncio.get_running_loop()
         promised = self._verdicts.pop(id(request), None)
         verdict = promised[1] if promised is not None and promised[0] is request else None
-        legs: list[_Leg] = []
         heard: dict[str, asyncio.Future[Verdict]] = {}
-        for name, ui in self._uis:
-            controller = AbortController()
-            own = controller.signal
-            leg_signal = own if signal is None else AbortSignal.any([signal, own])
-            leg_request = cast("AskUserQuestionRequest", {**request, "signal": leg_signal})
-            if verdict is not None and isinstance(ui, VerdictAware):
-                heard[name] = loop.create_future()
-                ui.expect_verdict(leg_request, heard[name])
-            task = loop.create_task(_call(ui, leg_request), name=f"dsh-fan-out-{name}")
-            legs.append(_Leg(name, controller, task))
+        asked: list[tuple[str, UserInteractionProvider, AbortController, AskUserQuestionRequest]]
+        asked = []
+        try:
+            for name, ui in self._uis:
+                controller = AbortController()
+                own = controller.signal
+                leg_signal = own if signal is None else AbortSignal.any([signal, own])
+                leg_request = cast("AskUserQuestionRequest", {**request, "signal": leg_signal})
+                if isinstance(ui, VerdictAware):
+                    heard[name] = loop.create_future()
+                    ui.expect_verdict(leg_request, heard[name])
+                asked.append((name, ui, controller, leg_request))
+        except BaseException:
+            for future in heard.values():  # no UI was asked: none gives an outcome
+                future.cancel()
+            raise
+        legs = [
+            _Leg(name, controller, loop.create_task(_call(ui, leg), name=f"dsh-fan-out-{name}"))
+            for name, ui, controller, leg in asked
+        ]
         offered: list[str] = []  # the UI whose outcome this call offers, once it has one
         if verdict is not None:
             verdict.add_done_callback(lambda done: _pass_on(done, heard, offered))
         ask_id = cast("Mapping[str, object]", request).get("askId")
+        # Without a relay's verdict, this call's own decides (DUR-ACK-1).
+        telling = _Telling(request, heard, ask_id if isinstance(ask_id, str) else "")
         winner: Outcome | None = None
         try:
             failures: list[BaseException] = []
@@ -180,21 +200,46 @@ class FanOutProvider:
                     failures.append(error)
             raise failures[0]
         finally:
-            await self._withdraw(legs, winner, ask_id if isinstance(ask_id, str) else None)
+            await self._withdraw(
+                legs,
+                winner,
+                ask_id if isinstance(ask_id, str) else None,
+                None if verdict is not None else telling,
+            )
 
-    async def _withdraw(self, legs: list[_Leg], winner: Outcome | None, ask_id: str | None) -> None:
-        """Tell every UI still running how the ask ended, make sure it ends, keep late answers."""
+    async def _withdraw(
+        self,
+        legs: list[_Leg],
+        winner: Outcome | None,
+        ask_id: str | None,
+        telling: _Telling | None,
+    ) -> None:
+        """Tell every UI still running how the ask ended, make sure it ends, keep late answers.
+
+        With *telling* (no relay promised a verdict), each UI hears its
+        verdict once the others have ended, the winner's first; a call
+        cancelled meanwhile returns nothing to its caller, and no UI hears
+        ``saved``.
+        """
         running = [leg for leg in legs if not leg.task.done()]
         outcome = winner or Outcome.aborted()
-        for leg in running:
-            leg.controller.abort(Withdrawn(outcome, ask_id=ask_id))
-        tasks = {leg.task for leg in running}
-        if tasks and self._grace:
-            _done, tasks = await asyncio.wait(tasks, timeout=self._grace)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            _done, tasks = await asyncio.wait(tasks, timeout=_LAST_WAIT)
+        try:
+            for leg in running:
+                leg.controller.abort(Withdrawn(outcome, ask_id=ask_id))
+            tasks = {leg.task for leg in running}
+            if tasks and self._grace:
+                _done, tasks = await asyncio.wait(tasks, timeout=self._grace)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                _done, tasks = await asyncio.wait(tasks, timeout=_LAST_WAIT)
+        except BaseException:
+            if telling is not None:
+                telling.end()
+            raise
+        if telling is not None:
+            telling.tell(legs, winner, outcome)
+            telling.end()
         for task in tasks:
             _LEFT.add(task)
             task.add_done_callback(_LEFT.discard)
@@ -207,6 +252,64 @@ class FanOutProvider:
             # An answer that did not win (given as the ask ended): never dropped silently.
             lost = LostAnswer(leg.task.result(), outcome, ask_id=ask_id)
             loop.call_exception_handler({"message": str(lost), "exception": lost})
+
+
+@final
+class _Telling:
+    """The verdicts one ask gives its UIs itself, when no relay promised one (``DUR-ACK-1``)."""
+
+    __slots__ = ("ask_id", "heard", "request")
+
+    def __init__(
+        self,
+        request: AskUserQuestionRequest,
+        heard: dict[str, asyncio.Future[Verdict]],
+        ask_id: str,
+    ) -> None:
+        self.request = request
+        self.heard = heard
+        self.ask_id = ask_id
+
+    def tell(self, legs: Sequence[_Leg], winner: Outcome | None, outcome: Outcome) -> None:
+        """Each UI that has ended hears what became of its outcome, the winner first.
+
+        The winner hears ``saved`` with *winner*; a UI that gave another
+        outcome hears ``lost`` with *outcome*, the ask's; a UI that gave
+        none (it failed, was withdrawn, or answered against the rules) has
+        its future cancelled.
+        """
+        ordered = sorted(legs, key=lambda leg: winner is None or leg.name != winner.via)
+        for leg in ordered:
+            future = self.heard.get(leg.name)
+            if future is None or future.done() or not leg.task.done():
+                continue
+            given = self._given(leg)
+            if given is None:
+                future.cancel()
+            elif winner is not None and winner.via == leg.name:
+                future.set_result(Verdict(self.ask_id, "saved", winner))
+            else:
+                future.set_result(Verdict(self.ask_id, "lost", outcome))
+
+    def end(self) -> None:
+        """Cancel what no UI will hear: theirs gave no outcome."""
+        for future in self.heard.values():
+            if not future.done():
+                future.cancel()
+
+    def _given(self, leg: _Leg) -> Outcome | None:
+        """The outcome *leg*'s UI gave, named by it; ``None`` when it gave none."""
+        if leg.task.cancelled():
+            return None
+        error = leg.task.exception()
+        if error is None:
+            answer = leg.task.result()
+            if must_violations(self.request, answer):
+                return None
+            return Outcome.answered(answer, via=leg.name)
+        if isinstance(error, UserInteractionError) and error.code is ErrorCode.ASK_CANCELLED:
+            return Outcome.cancelled(via=leg.name)
+        return None
 
 
 async def _call(

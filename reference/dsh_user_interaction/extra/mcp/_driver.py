@@ -147,8 +147,11 @@ def fill(
         multi = question.get("multiSelect") is True
         if isinstance(action, Revise):
             # The form holds what the human left in it: the last pick (or the picks
-            # left), and the text last typed, both sent as they stand.
+            # left), and the text last typed, both sent as they stand. A form has
+            # no Skip: a question skipped is one left empty, whatever it held.
             chosen, text = held_after(action.steps, multi=multi)
+            if not chosen and not text:
+                continue
         else:
             chosen = list(action.labels) if labels else []
             text = action.text if isinstance(action, TypeText) else ""

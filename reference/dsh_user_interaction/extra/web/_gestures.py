@@ -14,6 +14,7 @@ label may differ by; a card is found by its ``data-ask-id``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -22,6 +23,7 @@ from playwright.async_api import Locator, Page, expect
 
 from dsh_user_interaction import AskUserQuestionItem
 from dsh_user_interaction_conformance import (
+    PROBE_ATTRIBUTE,
     Action,
     Behaviour,
     Dismiss,
@@ -33,7 +35,17 @@ from dsh_user_interaction_conformance import (
     held_after,
 )
 
-__all__ = ["DISMISS_WAYS", "PICK_WAYS", "act", "card_count", "open_page"]
+__all__ = [
+    "DISMISS_WAYS",
+    "PICK_WAYS",
+    "act",
+    "act_unless_ended",
+    "card_count",
+    "connected",
+    "markup_count",
+    "open_page",
+    "told_text",
+]
 
 #: The ways of picking: a click; the keyboard (focus, Space, and Ctrl+Enter to
 #: send); and a click after reloading the page, which must show every ask still
@@ -51,6 +63,16 @@ async def card_count(page: Page, ask_id: str, hands: asyncio.Lock) -> int:
     """How many cards of *ask_id* the page shows (0 or 1); not while a reload empties it."""
     async with hands:
         return await _card_of(page, ask_id).count()
+
+
+async def markup_count(page: Page, hands: asyncio.Lock) -> int:
+    """How many elements of the page carry the suite's probe attribute (``WEB-MARKUP-1``).
+
+    The suite writes it only into model text, so any such element is model
+    text that became markup.
+    """
+    async with hands:
+        return await page.locator(f"[{PROBE_ATTRIBUTE}]").count()
 
 
 @dataclass(frozen=True)
@@ -118,15 +140,20 @@ async def _generic(
         multi = question.get("multiSelect") is True
         labels = [option["label"] for option in question.get("options", ())]
         choices = group.get_by_role("checkbox" if multi else "radio")
+        # The group's last checkbox: it follows a multi-select's options.
+        skip = group.get_by_role("checkbox").last
         if isinstance(action, Skip):
-            # The group's last checkbox: it follows a multi-select's options.
-            await group.get_by_role("checkbox").last.check()
+            await skip.check()
         elif isinstance(action, Revise):
             for kind, value in action.steps:
                 if kind == "pick":
                     await choices.nth(labels.index(value)).check()
                 elif kind == "unpick":
                     await choices.nth(labels.index(value)).uncheck()
+                elif kind == "skip":
+                    await skip.check()
+                elif kind == "unskip":
+                    await skip.uncheck()
                 else:  # typed over the field, or cleared
                     await group.get_by_role("textbox").fill(value)
         else:
@@ -155,10 +182,16 @@ async def _plan(card: _Card, question: AskUserQuestionItem, action: Action) -> N
         await buttons.nth(count - 2).click()
         return
     if isinstance(action, Revise):
+        # Its buttons send at once: only the text is revised on the card, and the
+        # button pressed is the one that sends what the question holds at the end
+        # (nothing held: the revision ended skipped).
         for kind, value in action.steps:
             if kind in {"type", "clear"}:
                 await feedback.fill(value)
         picked, text = held_after(action.steps, multi=False)
+        if not picked and not text:
+            await buttons.nth(count - 2).click()
+            return
         target = buttons.nth(1) if text or picked != [approve] else buttons.first
         await target.click()
         return
@@ -223,9 +256,29 @@ async def act(
         try:
             await asyncio.shield(gesture)
         except asyncio.CancelledError:
-            await asyncio.wait({gesture}, timeout=patience)
+            await _let_end(card, gesture, patience)
             raise
         await _sent(card, patience)
+
+
+async def _let_end(card: _Card, gesture: asyncio.Future[None], patience: float) -> None:
+    """Let a cancelled act's *gesture* end, and stop it if it waits for a card that went.
+
+    A gesture under way ends first (the next gesture's keys would go out
+    with its modifier held), for at most *patience* seconds. One that waits
+    for its card, which another tab's answer removed, is stopped: the tab is
+    kept for the next subject, whose asks have the same ids, and the gesture
+    would act on that one's card.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    with contextlib.suppress(Exception):  # a tab closing under it: stop the gesture
+        while not gesture.done() and loop.time() < deadline:
+            if not await card.node.count():
+                break
+            await asyncio.sleep(0.02)
+    gesture.cancel()
+    await asyncio.wait({gesture}, timeout=patience)
 
 
 async def _gesture(
@@ -246,3 +299,72 @@ async def _gesture(
         await _plan(card, questions[0], behaviour[0])
     else:
         await _generic(card, questions, behaviour)
+
+
+def _recent_line(page: Page, ask_id: str) -> Locator:
+    """The "Recent" list's line for the ask: the page's word of how it ended."""
+    return page.locator(f'#recent li[data-ask-id="{ask_id}"]')
+
+
+async def _ended_here(page: Page, ask_id: str) -> None:
+    """Return once the page has no card for the ask and says how it ended (polled: a DOM)."""
+    while True:
+        if not await _card_of(page, ask_id).count() and await _recent_line(page, ask_id).count():
+            return
+        await asyncio.sleep(0.02)
+
+
+async def act_unless_ended(
+    page: Page,
+    ask_id: str,
+    questions: Sequence[AskUserQuestionItem],
+    behaviour: Behaviour,
+    *,
+    hands: asyncio.Lock,
+    patience: float,
+) -> bool:
+    """:func:`act`, unless the ask ends first, as another tab's action can end it.
+
+    Another tab's answer can remove the card while this tab's human fills
+    it, or this tab's answer can come back refused ("yours was not saved"):
+    either way the page then says how the ask ended, which is what the
+    human sees. ``True`` when the action went through to its end; ``False``
+    when the page said the ask ended before it could.
+    """
+    acting = asyncio.ensure_future(
+        act(page, ask_id, questions, behaviour, hands=hands, patience=patience)
+    )
+    ending = asyncio.ensure_future(_ended_here(page, ask_id))
+    try:
+        await asyncio.wait({acting, ending}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        # Never leave the gesture behind: the tab is kept for the next subject,
+        # whose asks have the same ids, and a gesture left waiting for this
+        # card would act on that one's.
+        acting.cancel()
+        await asyncio.wait({acting}, timeout=patience)
+        raise
+    finally:
+        ending.cancel()
+    if acting.done():
+        error = None if acting.cancelled() else acting.exception()
+        if error is None:
+            return True
+        if not await _card_of(page, ask_id).count() and await _recent_line(page, ask_id).count():
+            return False  # the card went, ended elsewhere, while the hands were on it
+        raise error
+    acting.cancel()
+    await asyncio.wait({acting}, timeout=patience)
+    return False
+
+
+async def told_text(page: Page, ask_id: str, patience: float) -> str | None:
+    """What the page's "Recent" list says of how the ask ended; ``None`` after *patience* s."""
+    line = _recent_line(page, ask_id)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    while not await line.count():
+        if loop.time() > deadline:
+            return None
+        await asyncio.sleep(0.02)
+    return (await line.locator(".how").first.inner_text()).strip()

@@ -12,7 +12,15 @@ connection per subject, in JSON lines: ``{"id", "op", ...}`` in, and
 - ``act`` (``tab``, ``ask``, ``questions``, ``behaviour``, ``patience``): the
   human's gestures on the ask's card (see ``_gestures.py``);
 - ``count`` (``tab``, ``ask``): how many cards of the ask the tab shows;
-- ``close`` (``tab``): the tab kept, as it is, for the next ``open`` of its width.
+- ``markup`` (``tab``): how many elements carry the suite's probe attribute
+  (model text that became markup, ``WEB-MARKUP-1``);
+- ``close`` (``tab``): the tab kept, as it is, for the next ``open`` of its width;
+- ``act-on`` (as ``act``): the same, on one of several tabs of a page, where
+  another tab's action may end the ask first; whether the action went through;
+- ``told`` (``tab``, ``ask``, ``patience``): what the tab's "Recent" list says
+  of how the ask ended, or ``None``;
+- ``reload`` (``tab``, ``patience``): the tab reloaded, once it is connected again;
+- ``shut`` (``tab``): the tab closed for good, as its human closing it would.
 
 Why a process: Playwright's client is Python. In the suite's process, on a
 thread, it holds the interpreter's lock while it works, and on a busy
@@ -35,7 +43,15 @@ from typing import Any, Final
 
 from playwright.async_api import Browser, Page, async_playwright
 
-from ._gestures import act, card_count, open_page
+from ._gestures import (
+    act,
+    act_unless_ended,
+    card_count,
+    connected,
+    markup_count,
+    open_page,
+    told_text,
+)
 from ._wire import decode_behaviour
 
 __all__ = ["main"]
@@ -92,9 +108,33 @@ class _Host:
         if op == "close":
             self.close(request["tab"])
             return None
+        if op == "shut":
+            shut = self.tabs.pop(request["tab"], None)
+            if shut is not None:
+                async with shut.hands:
+                    await shut.page.context.close()
+            return None
         tab = self.tabs[request["tab"]]
         if op == "count":
             return await card_count(tab.page, request["ask"], tab.hands)
+        if op == "markup":
+            return await markup_count(tab.page, tab.hands)
+        if op == "told":
+            return await told_text(tab.page, request["ask"], request["patience"])
+        if op == "reload":
+            async with tab.hands:
+                await tab.page.reload()
+                await connected(tab.page, request["patience"])
+            return None
+        if op == "act-on":
+            return await act_unless_ended(
+                tab.page,
+                request["ask"],
+                request["questions"],
+                decode_behaviour(request["behaviour"]),
+                hands=tab.hands,
+                patience=request["patience"],
+            )
         if op == "act":
             await act(
                 tab.page,

@@ -55,7 +55,10 @@
  * - A refused answer shows the server's reason as role="alert" text at the
  *   question it names, else at the card's buttons; the card keeps every
  *   draft. The connection is the role="status" line; the "Recent" list
- *   (role="log") says how each ask ended.
+ *   (role="log") says how each ask ended, a line an ask, which carries the
+ *   ask's data-ask-id: its span.how starts "Answered here", "Answered in
+ *   another page" or "Answered elsewhere…", "Dismissed" likewise,
+ *   "Withdrawn by the agent", or "Time ran out" (SURF-TELL-1).
  * - While an answer or dismissal is being saved, the card's own role="status"
  *   line says "Sending…" (or that another page's answer is being saved) and
  *   its buttons are aria-disabled. Served through a relay, the server answers
@@ -613,7 +616,7 @@ function settle(askId, how, by, note, message) {
   stopCountdown(card);
   card.node.remove();
   state.cards.delete(askId);
-  record(describe(how, by, message), card.title, note);
+  record(describe(how, by, message), card.title, note, askId);
   refresh();
 }
 
@@ -689,8 +692,9 @@ function refused(text) {
   setStatus(text);
 }
 
-function record(what, title, note) {
+function record(what, title, note, askId) {
   const item = el('li');
+  if (typeof askId === 'string') item.dataset.askId = askId;
   // How it ended may name who answered and through which UI, as the store
   // recorded them: any text, made visible as model text is.
   const how = showText(el('span', 'how'), what);

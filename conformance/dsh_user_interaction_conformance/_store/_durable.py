@@ -569,7 +569,7 @@ async def _faults(
     opener: Opener, request: AskUserQuestionRequest, answer: AskUserQuestionAnswer
 ) -> None:
     """``durable-faults``, in a module of its own (it builds on this module's helpers)."""
-    from ._durable_faults import faults  # noqa: PLC0415 - it imports this module
+    from ._faults import faults  # noqa: PLC0415 - it imports this module
 
     await faults(opener, request, answer)
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from dsh_user_interaction import AbortController, AbortSignal, ErrorCode, UserInteractionError
 
-from ._engine import Draws, Example, Scenario, Setup, check
+from .._engine import Draws, Example, Scenario, Setup, check
 
 __all__: list[str] = []
 

@@ -1,13 +1,13 @@
 """Run the store suite, judge each requirement on its own, and report.
 
-The state machine of :mod:`._store_checks` runs as one Hypothesis test
+The state machine of :mod:`._machine` runs as one Hypothesis test
 (``run_state_machine_as_test``). As in the provider and service suite, a
 requirement that failed is *masked* and the machine runs again, so every
 other requirement is still judged; the run that finds nothing new is the
 clean run, whose counts say how many examples judged each requirement. A
 requirement no example of the clean run judged is ``untested``, which
 fails the run: a green run must be earned. Then the durable path's
-scenarios (:mod:`._store_scenarios`) run the reference's provider, relays
+scenarios (:mod:`._scenarios`) run the reference's provider, relays
 and expiry on the same store, each on a few drawn requests.
 """
 
@@ -24,8 +24,7 @@ from hypothesis.reporting import with_reporter
 
 import dsh_user_interaction
 
-from ._durable_checks import DURABLE_CHECKS
-from ._engine import (
+from .._engine import (
     Failure,
     FailureRecord,
     SetupAbort,
@@ -34,8 +33,8 @@ from ._engine import (
     seeded,
     suite_settings,
 )
-from ._registry import Requirement, requirements
-from ._runner import (
+from .._registry import Requirement, requirements
+from .._runner import (
     RequirementResult,
     drawn_seed,
     factory_name,
@@ -43,17 +42,12 @@ from ._runner import (
     finite_number,
     status_counts,
 )
-from ._store_checks import (
-    STORE_CHECK,
-    Attempt,
-    StopExample,
-    StoreMachine,
-    make_subject,
-    store_requirements,
-)
-from ._store_loop import Late, StoreLoop, Stuck
-from ._store_scenarios import run_scenario
-from ._store_subject import StoreFactory, sqlite_store_subject
+from ._durable import DURABLE_CHECKS
+from ._example import Attempt, StopExample, make_subject
+from ._loop import Late, StoreLoop, Stuck
+from ._machine import STORE_CHECK, StoreMachine, store_requirements
+from ._scenarios import run_scenario
+from ._subject import StoreFactory, sqlite_store_subject
 
 __all__ = [
     "STORE_CHECKS",

@@ -28,10 +28,10 @@ from dsh_user_interaction import (
     request_violations,
 )
 
-from ._engine import Draws, Example, Scenario, Setup, check
-from ._stand_ins import Ignoring, Recording, Swallowing, code_of, settle
-from ._subject import Service
-from .strategies import agents, requests, valid_answers
+from .._engine import Draws, Example, Scenario, Setup, check
+from .._stand_ins import Ignoring, Recording, Swallowing, code_of, settle
+from .._subject import Service
+from ..strategies import agents, requests, valid_answers
 
 __all__: list[str] = []
 

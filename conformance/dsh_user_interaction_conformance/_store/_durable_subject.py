@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable
 from dsh_user_interaction import AskUserQuestionRequest, ScriptedProvider
 from dsh_user_interaction.durable import AskStore, DurableProvider, SQLiteStore, serve
 
-from ._behaviour import Behaviour
-from ._subject import ScriptedDriver, Subject
+from .._behaviour import Behaviour
+from .._subject import ScriptedDriver, Subject
 
 __all__ = ["DurableDriver", "durable_subject", "make_durable_subject"]
 

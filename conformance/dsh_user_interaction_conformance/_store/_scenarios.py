@@ -1,4 +1,4 @@
-"""The durable path's scenarios (:mod:`._durable_checks`), run on the store under test.
+"""The durable path's scenarios (:mod:`._durable`), run on the store under test.
 
 Each scenario builds the reference's provider, relays and expiry on stores
 the subject opens, with a request and an answer Hypothesis draws (hostile
@@ -6,7 +6,7 @@ text included), and returns what it found wrong. A scenario is not shrunk:
 it is the store that is judged, and each scenario asks one question.
 
 Every example gets fresh data from the factory, and cleans it away; the
-whole scenario is bounded (:mod:`._store_loop`), so a store that hangs
+whole scenario is bounded (:mod:`._loop`), so a store that hangs
 fails the scenario's first requirement instead of hanging the run.
 """
 
@@ -24,11 +24,12 @@ from hypothesis.reporting import with_reporter
 
 from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest
 
-from ._durable_checks import PATIENCE, DurableCheck
-from ._engine import Failure, FailureRecord, SetupError, replayable, seeded, suite_settings
-from ._store_checks import brief, make_subject
-from ._store_loop import Late, StoreLoop, Stuck
-from .strategies import requests, valid_answers
+from .._engine import Failure, FailureRecord, SetupError, replayable, seeded, suite_settings
+from ..strategies import requests, valid_answers
+from ._durable import PATIENCE, DurableCheck
+from ._example import make_subject
+from ._loop import Late, StoreLoop, Stuck
+from ._values import brief
 
 __all__ = ["ScenarioOutcome", "run_scenario"]
 

@@ -20,13 +20,14 @@ from dsh_user_interaction import (
     answer_violations,
 )
 
-from ._behaviour import Action, Behaviour, Dismiss, Nothing, Revise, Step, expected_answer
-from ._difference import describe_difference
-from ._engine import Draws, Example, Scenario, Setup, check
-from ._registry import requirements
-from ._stand_ins import code_of
-from ._subject import Subject
-from .strategies import actions, dismissals, requests
+from .._behaviour import Action, Behaviour, Dismiss, Nothing, Revise, Step, expected_answer
+from .._difference import describe_difference
+from .._engine import Draws, Example, Scenario, Setup, check
+from .._registry import requirements
+from .._stand_ins import code_of
+from .._subject import Subject
+from .._surfaces import surface_driver
+from ..strategies import actions, dismissals, requests
 
 __all__: list[str] = []
 
@@ -280,7 +281,10 @@ def _misread_revision(steps: Sequence[Step], said: object) -> bool:
 
 def _steps(steps: Sequence[Step]) -> str:
     """The steps of a revision as a reader follows them: ``pick 'a', type 'x', clear``."""
-    return ", ".join(kind if kind == "clear" else f"{kind} {value!r}" for kind, value in steps)
+    return ", ".join(
+        kind if kind in {"clear", "skip", "unskip"} else f"{kind} {value!r}"
+        for kind, value in steps
+    )
 
 
 async def _perform(
@@ -291,14 +295,22 @@ async def _perform(
     *,
     requirement: str = "PRV-ANSWER-1",
     ask: asyncio.Future[Any] | None = None,
+    surface: int = 0,
 ) -> None:
     """Have the driver act on *request*; if the *ask* ends first, stop waiting for the driver.
 
     A provider whose ask fails at once never shows the request, and a driver
     waiting for it would wait forever: the outcome of the ask is judged instead.
+    A *surface* other than 0 is acted on through the driver's ``perform_on``.
     """
-    example.stage(requirement, "the driver, showing and acting on the request")
-    acting = asyncio.ensure_future(subject.driver.perform(request, behaviour))
+    on = surface_driver(subject.driver) if surface else None
+    where = f" on surface {surface}" if on is not None else ""
+    example.stage(requirement, f"the driver, showing and acting on the request{where}")
+    acting = asyncio.ensure_future(
+        subject.driver.perform(request, behaviour)
+        if on is None
+        else on.perform_on(surface, request, behaviour)
+    )
     watched: set[asyncio.Future[Any]] = {acting} if ask is None else {acting, ask}
     done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
     if acting in done:
@@ -697,6 +709,9 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
         draw(actions(r, setup.capabilities), f"actions {n}") for n, r in enumerate(batch)
     ]
     order = draw(st.permutations(range(count)), "answer order")
+    # On a UI of several surfaces, each ask's human acts on a drawn one.
+    surfaces = setup.capabilities.surfaces
+    on = draw(st.lists(st.integers(0, surfaces - 1), min_size=count, max_size=count), "surfaces")
     groups = draw(_pieces(batch), "answered together (sizes of consecutive groups)")
     aborted = draw(st.none() | st.integers(0, count - 1), "aborted ask")
     dismissed = None
@@ -730,6 +745,7 @@ def provider_concurrency(draw: Draws, setup: Setup) -> Scenario:
                     behaviours[index],
                     requirement="PRV-CONC-1",
                     ask=tasks[index],
+                    surface=on[index],
                 )
 
             remaining = list(order)

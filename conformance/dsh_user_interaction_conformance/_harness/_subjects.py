@@ -40,10 +40,10 @@ from dsh_user_interaction.extra.stdio import ChildFailed
 from dsh_user_interaction.extra.stdio._session import Connection, Session
 from dsh_user_interaction.extra.stdio._values import Codec, as_object
 
-from ._behaviour import Behaviour, Dismiss, Nothing, Pick, Revise, Skip, TypeText
-from ._capabilities import Capabilities
-from ._loop import Stall, note_waited_on, process_collecting
-from ._subject import Subject
+from .._behaviour import Behaviour, Dismiss, Nothing, Pick, Revise, Skip, TypeText
+from .._capabilities import Capabilities
+from .._loop import Stall, note_waited_on, process_collecting
+from .._subject import Subject
 
 __all__ = [
     "HarnessServices",
@@ -57,7 +57,10 @@ __all__ = [
 T = TypeVar("T")
 
 _CAPABILITY_FIELDS: Final = tuple(
-    name for name in Capabilities.__dataclass_fields__ if name not in {"cancellable", "ways"}
+    name
+    for name in Capabilities.__dataclass_fields__
+    # A child's UI is driven over the pipe: one surface, no HTTP probe.
+    if name not in {"cancellable", "ways", "surfaces", "serves_http"}
 )
 
 
@@ -68,7 +71,7 @@ def _schema() -> dict[str, Any]:
     if packaged.is_file():
         text = packaged.read_text(encoding="utf-8")
     else:  # an editable install runs from the source tree
-        text = (Path(__file__).resolve().parents[2] / "spec" / "schema" / name).read_text("utf-8")
+        text = (Path(__file__).resolve().parents[3] / "spec" / "schema" / name).read_text("utf-8")
     found: dict[str, Any] = json.loads(text)
     return found
 
@@ -203,7 +206,7 @@ class _Remote:
         broken rule after the JSON, in words. A fresh codec writes it, so its
         handles are this example's own, not the transcript's.
         """
-        from .strategies import InvalidAnswer, InvalidRequest  # noqa: PLC0415 - a failure only
+        from ..strategies import InvalidAnswer, InvalidRequest  # noqa: PLC0415 - a failure only
 
         codec = Codec(_display_handles(), suite=True)
 

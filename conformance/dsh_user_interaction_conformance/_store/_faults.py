@@ -46,7 +46,7 @@ from dsh_user_interaction.durable import (
     with_ask_id,
 )
 
-from ._durable_checks import (
+from ._durable import (
     PATIENCE,
     Opener,
     _Failed,

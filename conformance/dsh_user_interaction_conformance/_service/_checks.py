@@ -23,10 +23,10 @@ from dsh_user_interaction import (
     request_violations,
 )
 
-from ._engine import Draws, Example, Scenario, Setup, check
-from ._stand_ins import Converting, Ignoring, Recording, Stubborn, Swallowing, code_of, settle
-from ._subject import Service
-from .strategies import (
+from .._engine import Draws, Example, Scenario, Setup, check
+from .._stand_ins import Converting, Ignoring, Recording, Stubborn, Swallowing, code_of, settle
+from .._subject import Service
+from ..strategies import (
     INVALID_REQUEST_REQUIREMENTS,
     agents,
     invalid_answers,

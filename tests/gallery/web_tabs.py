@@ -1,20 +1,24 @@
 """Broken variants of the web provider across its tabs, each caught by the surfaces check.
 
 A tab of the page is a surface (``SURF-*``). Each variant is the real page or
-server with one mistake a multi-tab UI makes: a late answer from a second
-tab told it was taken, the other tabs never told, a dismissal told as an
-answer, a tab's close taken for a dismissal, a reload that shows ended asks.
+server with one mistake a multi-tab UI makes: every tab told that its own
+action won, the other tabs never told, a dismissal told as an answer, a
+tab's close taken for a dismissal, a reload that shows ended asks.
+
+A server that answers a late POST with ``200`` instead of ``409`` is not
+among them: by the time that reply comes, the page has heard the server's
+message that the ask ended, and says "answered in another page" whatever
+the reply says. The suite judges what the human is told, and could not
+tell it from the real server (a 20-seed detection run against it went 20
+minutes without finishing its seeds).
 ``BROKEN_TABS`` maps a name to its factory, the requirements the suite may
 name (``|`` between them), and the check that finds it.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, cast
-
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from typing import Any, ClassVar
 
 from dsh_user_interaction import ErrorCode
 from dsh_user_interaction.extra.web import WebProvider
@@ -24,53 +28,6 @@ from dsh_user_interaction_conformance import Subject
 from .web import _factory, _page_with
 
 __all__ = ["BROKEN_TABS"]
-
-
-class _LateOk:
-    """The server's application, except that a refused late answer or dismissal is said to be taken.
-
-    The POST of a tab whose action came too late gets ``200 {"ok": true}``
-    instead of the ``409`` that says the ask ended elsewhere.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self._app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not str(scope["path"]).startswith("/asks/"):
-            await self._app(scope, receive, send)
-            return
-        late: list[bool] = []
-
-        async def rewritten(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] == 409:
-                late.append(True)
-                body = json.dumps({"ok": True}).encode()
-                headers = [
-                    (key, value)
-                    for key, value in message.get("headers", [])
-                    if key.lower() != b"content-length"
-                ]
-                headers.append((b"content-length", str(len(body)).encode()))
-                await send({**message, "status": 200, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
-                return
-            if late:
-                return  # the refusal's own body, replaced above
-            await send(message)
-
-        await self._app(scope, receive, rewritten)
-
-
-class LateAnswerTaken(WebProvider):
-    """A second tab's answer, sent after the ask ended elsewhere, is told it was taken."""
-
-    async def _serve(self) -> None:
-        await super()._serve()
-        assert self._server is not None
-        config = self._server.config
-        loaded: object = getattr(config, "loaded_app")  # noqa: B009 - typed loosely by uvicorn
-        config.loaded_app = _LateOk(cast("ASGIApp", loaded))
 
 
 class _LeavingDismisses(Board):
@@ -127,6 +84,11 @@ _SCRIPT_BUGS: Mapping[str, tuple[str, str]] = {
         "    case 'settled': if (message.by == null || state.pageIds.has(message.by))"
         " settle(message.askId, message.how, message.by, message.note, message); break;",
     ),
+    # Every tab says an answer or dismissal was its own: a losing tab is told it won.
+    "every-tab-told-it-won": (
+        "  const here = by != null && state.pageIds.has(by);",
+        "  const here = by != null;",
+    ),
     # A dismissal, here or elsewhere, is told as an answer.
     "dismissal-told-as-answer": (
         "    case 'dismissed': return `Dismissed${where}`;",
@@ -140,11 +102,6 @@ BROKEN_TABS: dict[str, tuple[Callable[[], Awaitable[Subject]], str, str]] = {
         name: (_factory(_page_with(name, *bug), name), "SURF-TELL-1", "surfaces")
         for name, bug in _SCRIPT_BUGS.items()
     },
-    "late-answer-taken": (
-        _factory(LateAnswerTaken, "late-answer-taken"),
-        "SURF-TELL-1|SURF-ONE-1",
-        "surfaces",
-    ),
     "closing-tab-dismisses": (
         _factory(ClosingTabDismisses, "closing-tab-dismisses"),
         "SURF-CLOSE-1|SURF-ONE-1",

@@ -767,7 +767,12 @@ def _child(target: str) -> HarnessSubjects:
 
 @linux_only
 def test_a_child_that_blocks_its_loop_fails_by_its_pings() -> None:
-    """Pings a child answers late because it sleeps are judged blocked, by schedstat."""
+    """Pings a child answers late because it sleeps are judged blocked, by schedstat.
+
+    Not every late ping: on a busy machine a ping that also waited for a CPU
+    most of the time is starved (section "How the event loop requirements
+    are judged"), so the verdict rests on a blocked one among them.
+    """
     child = _child("tests.gallery.providers:SLEEPS_HALF_A_SECOND")
     try:
         report, stalls = _loop_verdicts(child, bound=0.2)
@@ -777,8 +782,7 @@ def test_a_child_that_blocks_its_loop_fails_by_its_pings() -> None:
     message = next(r.message for r in report.results if r.requirement.id == "PRV-LOOP-1")
     assert "its event loop was blocked" in message
     pings = [s for s in stalls if s["where"] == "ping"]
-    assert pings
-    assert (pings[0]["judged"], pings[0]["by"]) == ("blocked", "schedstat")
+    assert any((s["judged"], s["by"]) == ("blocked", "schedstat") for s in pings), pings
 
 
 def _waited(preempted: int | None) -> Callable[[object], Callable[[], float]]:

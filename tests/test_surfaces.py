@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -10,10 +11,14 @@ from hypothesis import strategies as st
 
 from dsh_user_interaction_conformance import (
     Capabilities,
+    FanOutDriver,
     Report,
+    Subject,
     Told,
+    make_fan_out_subject,
     reference_subject,
     run_suite,
+    with_capabilities,
 )
 from dsh_user_interaction_conformance._surfaces._program import (
     Act,
@@ -169,3 +174,31 @@ def test_a_broken_multi_tab_page_is_caught(name: str, seed: int) -> None:
         stop_on=wanted,
     )
     assert set(_failed(report)) & wanted, _failed(report)
+
+
+def test_the_concurrency_check_acts_on_every_surface_of_a_ui() -> None:
+    """``PRV-CONC-1`` is judged over surfaces too: each ask's human acts on a drawn one."""
+    acted: list[int] = []
+
+    @with_capabilities(Capabilities(surfaces=3))
+    def watched() -> Subject:
+        subject = make_fan_out_subject(3)
+        driver = cast("FanOutDriver", subject.driver)
+        perform_on = driver.perform_on
+
+        async def recorded(surface: int, request: Any, behaviour: Any) -> None:
+            acted.append(surface)
+            await perform_on(surface, request, behaviour)
+
+        setattr(driver, "perform_on", recorded)  # noqa: B010 - a method watched, as it acts
+        return subject
+
+    report = run_suite(
+        subject_factory=watched,
+        kinds=["provider"],
+        only=["provider-concurrency"],
+        profile="quick",
+        seed=1,
+    )
+    assert report.ok, _failed(report)
+    assert {1, 2} <= set(acted), acted

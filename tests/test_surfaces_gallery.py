@@ -8,7 +8,6 @@ seed from 1 to 20 at once, which prints how many seeds caught each.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import pytest
@@ -16,12 +15,10 @@ import pytest
 from dsh_user_interaction_conformance import Subject, fan_out_subject, run_suite
 
 from .gallery.fan_out import BROKEN_FAN_OUTS, SOUND_FAN_OUT
-from .helpers import GALLERY_SEEDS, patience
+from .helpers import GALLERY_SEEDS
 
 #: The bound the gallery runs with, as ``tests/test_gallery.py``'s.
 BOUND = 0.2
-#: No entry may take longer than this to be judged on one seed: every red run ends.
-WALL = patience(6.0)
 #: The seeds of the detection run.
 DETECTION_SEEDS = range(1, 21)
 
@@ -63,11 +60,9 @@ def test_the_sound_fan_outs_pass_the_surfaces_check(
 @pytest.mark.parametrize("seed", GALLERY_SEEDS, ids=[f"seed{s}" for s in GALLERY_SEEDS])
 @pytest.mark.parametrize("name", sorted(BROKEN_FAN_OUTS))
 def test_broken_fan_out_is_caught(name: str, seed: int) -> None:
-    """The surfaces check fails the fan-out, names what it breaks, and ends in time."""
+    """The surfaces check fails the fan-out and names what it breaks (the suite bounds each wait)."""
     factory, requirement = BROKEN_FAN_OUTS[name]
-    started = time.monotonic()
     assert _caught(factory, requirement, seed)
-    assert time.monotonic() - started < WALL
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from typing import Any, cast
 
@@ -12,8 +13,11 @@ from hypothesis import strategies as st
 from dsh_user_interaction_conformance import (
     Capabilities,
     FanOutDriver,
+    Nothing,
+    Pick,
     Report,
     Subject,
+    SurfaceDriver,
     Told,
     make_fan_out_subject,
     reference_subject,
@@ -30,7 +34,7 @@ from dsh_user_interaction_conformance._surfaces._program import (
 )
 from dsh_user_interaction_conformance.strategies import requests
 
-from .helpers import GALLERY_SEEDS, need
+from .helpers import GALLERY_SEEDS, need, run
 
 SURFACES = ("SURF-ONE-1", "SURF-TELL-1", "SURF-RELOAD-1", "SURF-CLOSE-1")
 
@@ -202,3 +206,40 @@ def test_the_concurrency_check_acts_on_every_surface_of_a_ui() -> None:
     )
     assert report.ok, _failed(report)
     assert {1, 2} <= set(acted), acted
+
+
+@pytest.mark.slow
+def test_a_request_longer_than_a_stream_line_reaches_every_tab() -> None:
+    """A request whose questions take more than 64 KiB as escaped JSON is shown on both tabs.
+
+    The driver's calls to the browser host are JSON lines; with asyncio's
+    default line limit such a request closed the connection, and the suite
+    reported "the browser host went away".
+    """
+    from dsh_user_interaction.extra.web.testing import chromium_executable, web_subject
+
+    need("chromium-headless-shell", chromium_executable())
+
+    async def main() -> list[bool]:
+        subject = await web_subject()
+        # 18 bytes a pair escaped to ASCII (126 KB), 6 as the page sends it (42 KB).
+        long_label = "\u05d0\U0001f600" * 7_000
+        request: Any = {
+            "questions": [{"id": "q", "question": "Which?", "options": [{"label": long_label}]}]
+        }
+        asking = asyncio.ensure_future(subject.provider.ask(request))
+        driver = cast("SurfaceDriver", subject.driver)
+        try:
+            for surface in (0, 1):
+                await driver.perform_on(surface, request, Nothing())
+            shown = [await driver.is_shown_on(surface, request) for surface in (0, 1)]
+            await driver.perform_on(1, request, (Pick((long_label,)),))
+            answer = await asking
+            assert answer == {"answers": [{"id": "q", "selected": [long_label]}]}
+            return shown
+        finally:
+            asking.cancel()
+            assert subject.aclose is not None
+            await subject.aclose()
+
+    assert run(main(), bound=30.0) == [True, True]

@@ -50,6 +50,11 @@ _ERRORS: Final[dict[str, type[Exception]]] = {
     "ValueError": ValueError,
 }
 
+#: The longest line either end reads: a call carries a request's questions, and
+#: the suite's hostile text, escaped to ASCII, can take several bytes a
+#: character (asyncio's default, 64 KiB, closed the connection on one).
+LINE_LIMIT: Final = 64 * 1024 * 1024
+
 
 def chromium_executable() -> str | None:
     """The Chromium to drive: ``$DSH_CHROMIUM``, else the first of ``_NAMES`` on the ``PATH``.
@@ -177,7 +182,9 @@ class Chromium:
         deadline = loop.time() + START_TIMEOUT
         while True:
             try:
-                reader, writer = await asyncio.open_unix_connection(str(folder / "host.sock"))
+                reader, writer = await asyncio.open_unix_connection(
+                    str(folder / "host.sock"), limit=LINE_LIMIT
+                )
             except OSError:
                 if host.poll() is not None:
                     said = (folder / "host.log").read_text(errors="replace")[-2000:]

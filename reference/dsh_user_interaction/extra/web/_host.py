@@ -43,6 +43,7 @@ from typing import Any, Final
 
 from playwright.async_api import Browser, Page, async_playwright
 
+from ._chromium import LINE_LIMIT
 from ._gestures import (
     act,
     act_unless_ended,
@@ -202,7 +203,7 @@ async def _main(path: str, executable: str, parent: int) -> None:
         browser = await playwright.chromium.launch(executable_path=executable)
         try:
             host = _Host(browser)
-            server = await asyncio.start_unix_server(host.serve, path)
+            server = await asyncio.start_unix_server(host.serve, path, limit=LINE_LIMIT)
             async with server:
                 await _until_stopped(parent)
         finally:

@@ -11,6 +11,7 @@ act on when several look alike.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any, Final
 
 from dsh_user_interaction import AskUserQuestionAnswer, AskUserQuestionRequest
@@ -20,6 +21,7 @@ from dsh_user_interaction_conformance import (
     Capabilities,
     Dismiss,
     Nothing,
+    Pick,
     SecretOffer,
     Subject,
     Told,
@@ -172,6 +174,16 @@ class WebDriver:
                 lambda: f"the provider never made the request an ask within {self.patience:g} s",
                 eager=50,
             )
+        if isinstance(behaviour, tuple):
+            # A pick "after-reload" reloads the tab first: as another tab ends the ask,
+            # the fresh page has neither the card nor its word of how the ask ended.
+            # A reload is a step of its own on several surfaces (SURF-RELOAD-1).
+            behaviour = tuple(
+                replace(action, way=None)
+                if isinstance(action, Pick) and action.way == "after-reload"
+                else action
+                for action in behaviour
+            )
         await self.host.call(
             "act" if isinstance(behaviour, Nothing) else "act-on",
             tab=tab,
@@ -302,7 +314,8 @@ async def make_subject(
     try:
         await provider.start()
         host = await (chromium or shared_chromium()).connect()
-        tab = await host.call("open", url=provider.url, width=width, patience=patience)
+        # Connecting may take longer than a card on a busy machine: at least 10 s.
+        tab = await host.call("open", url=provider.url, width=width, patience=max(patience, 10.0))
     except BaseException:
         if host is not None:
             await host.aclose()

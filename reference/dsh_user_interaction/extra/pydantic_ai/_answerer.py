@@ -140,9 +140,9 @@ def harness_response(request: AskUserRequest, answer: object) -> AskUserResponse
     >>> asked = AskUserRequest(id="r1", questions=(Question(
     ...     header="Mode", question="Which mode?",
     ...     options=(QuestionOption(label="Fast"), QuestionOption(label="Safe"))),))
-    >>> harness_response(asked, {"answers": [{"id": "Mode", "selected": ["Safe"]}]})
-    AskUserResponse(answers=(AskUserAnswer(header='Mode', selected=('Safe',), \
-custom_answer=None),), cancelled=False)
+    >>> response = harness_response(asked, {"answers": [{"id": "Mode", "selected": ["Safe"]}]})
+    >>> [(a.header, a.selected, a.custom_answer) for a in response.answers], response.cancelled
+    ([('Mode', ('Safe',), None)], False)
     """
     ours = seam_request(request)
     problems = [v for v in answer_violations(ours, _without_defaulted(answer)) if v.level == "MUST"]

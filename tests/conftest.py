@@ -10,6 +10,7 @@ that ``tests/test_budget.py`` can hold the fast tier to its budget.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -85,6 +86,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     long = [item for item in items if item.get_closest_marker("long") is not None]
     rest = [item for item in items if item.name != BUDGET_TEST and item not in long]
     items[:] = long + rest + budget
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Set aside from garbage collection what the imports and the collection built.
+
+    A test process imports every extra's framework (LangChain, pydantic-ai,
+    the MCP SDK...), and each full collection walked all of it again: a
+    test whose code collects ten times, or a Hypothesis property whose
+    allocations trigger the oldest generation, paid most of a second for
+    objects that live until the exit. Frozen (``gc.freeze``), they are
+    never walked; what the tests make is collected as before.
+    """
+    del session
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.hookimpl(wrapper=True)

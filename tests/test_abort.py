@@ -288,13 +288,16 @@ def _collecting_only_what_is_new() -> Generator[None]:
 
     A full ``gc.collect()`` in a long test session walks every object the
     session made; frozen, it walks what the block makes, and finds the same
-    garbage there.
+    garbage there. A heap the session froze already (``tests/conftest.py``)
+    stays frozen after it.
     """
+    frozen_before = gc.get_freeze_count() > 0
     gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if not frozen_before:
+            gc.unfreeze()
 
 
 @settings(max_examples=30)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dsh_user_interaction import (
     AskUserQuestionAnswer,
@@ -451,6 +453,62 @@ def test_a_hang_on_a_busy_machine_is_judged_by_a_run_with_more_time(
     message = failed["SVC-PASS-1"]
     assert message.startswith("ask() did not settle within 15.6 s"), message
     assert "; run again with 6x the time, as it first did not settle within 2.6 s" in message
+
+
+@pytest.mark.slow
+def test_a_hang_on_a_busy_machine_is_run_again_on_a_scenario_built_anew(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 3c runs the example again from its inputs, never the first run's scenario.
+
+    The observers' check releases its slow observer once the ask is settled,
+    and the limit's cancellation settles it: a service that awaits its
+    observers hangs on every example, and when the first run's scenario was
+    run again, with its observer already released, it passed on a busy
+    machine (seed 7, beside eight CPU-bound processes: 18 examples passed).
+    """
+    from dsh_user_interaction_conformance import _engine
+    from dsh_user_interaction_conformance._loop import Hung
+
+    from .gallery.policies import BROKEN_POLICY_SERVICES
+
+    def busy(hung: Hung | None) -> bool:
+        return hung is not None
+
+    monkeypatch.setattr(_engine, "_busy_while", busy)
+    factory, requirement = BROKEN_POLICY_SERVICES["awaits-observers"]
+    report = run_suite(
+        service_factory=factory,
+        kinds=["service"],
+        only=["policy-observers"],
+        seed=7,
+        shrink=False,
+        bound=0.2,
+        stop_on=[requirement],
+    )
+    failed = {r.requirement.id: r.message for r in report.results if r.status == "failed"}
+    assert requirement in failed, failed
+    assert "; run again with 6x the time" in failed[requirement]
+
+
+@given(st.data())
+def test_draws_made_again_give_the_values_as_they_were_drawn(data: st.DataObject) -> None:
+    """A rebuilt example gets its first drawing's values, untouched by what a run did to them."""
+    from dsh_user_interaction_conformance._engine import Draws
+
+    first = Draws(data)
+    request = first(st.fixed_dictionaries({"questions": st.lists(st.text())}), "request")
+    number = first(st.integers(), "a number")
+    drawn = (repr(request), number)
+    request["questions"].append("changed by the run")
+    request["deadline"] = ["added by the run"]
+    again = first.again()
+    fresh = st.builds(object)  # what a fresh drawing would give: never equal to a drawn value
+    assert (repr(again(fresh, "request")), again(fresh, "a number")) == drawn
+    # Once the labels part from the first drawing's, values are drawn afresh.
+    third = first.again()
+    assert third(st.just("fresh"), "another label") == "fresh"
+    assert third(st.just(7), "a number") == 7
 
 
 def test_the_machine_counts_as_busy_by_its_cpu_pressure() -> None:

@@ -51,9 +51,12 @@ processes (a browser, a child) are slowed by the machine's load as well.
 An example that does not settle within its limit while the machine was
 busy (some task waited for a CPU at least a tenth of the time, by the
 kernel's pressure figures; by the load average where those are missing) is
-run again with ``HANG_RERUN`` times the limit, and judged by that run
-alone: settled, its verdicts stand; not settled, it fails as a hang, and
-the message says it was given the time twice.
+built again from the inputs it drew and run with ``HANG_RERUN`` times the
+limit, and judged by that run alone (never the first run's scenario again:
+its state is what the first run left, such as an observer the check
+released once the limit cancelled the ask): settled, its verdicts stand;
+not settled, it fails as a hang, and the message says it was given the
+time twice.
 
 Rule 4: a set-up error is not a verdict. A factory that raises, or returns
 the wrong kind of object, stops the whole run with :class:`SetupError`.
@@ -64,6 +67,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import copy
 import functools
 import gc
 import inspect
@@ -242,19 +246,45 @@ class Setup:
 
 
 class Draws:
-    """Draws an example's inputs and remembers them, so a failure can show the example."""
+    """Draws an example's inputs and remembers them, so a failure can show the example.
 
-    def __init__(self, data: st.DataObject) -> None:
+    It also keeps a copy of each value as it was drawn, so that the example
+    can be built again with the same inputs (:meth:`again`): a scenario's
+    closure holds state its run changes (a request it mutates, an event it
+    sets after the ask, even one the limit cancelled), so a run after the
+    first is of a scenario built anew, never of the first one again.
+    """
+
+    def __init__(self, data: st.DataObject, replay: Sequence[tuple[str, object]] = ()) -> None:
         self._data = data
         # Each value with its repr as drawn: pretty-printing every value cost a
         # twentieth of a run, and only a failure shows them.
         self._drawn: list[tuple[str, object, str]] = []
+        #: Each value as drawn, copied before any run could change it.
+        self._kept: list[tuple[str, object]] = []
+        self._replay = replay
+        self._at = 0
 
     def __call__(self, strategy: st.SearchStrategy[T], label: str) -> T:
-        """Draw from *strategy*; *label* names the value in the report."""
-        value = self._data.draw(strategy)
+        """Draw from *strategy*; *label* names the value in the report.
+
+        Draws made again (:meth:`again`) give the values of the first
+        drawing, in order, while the labels asked for match; from the first
+        that does not, they draw afresh.
+        """
+        if self._at < len(self._replay) and self._replay[self._at][0] == label:
+            value = cast("T", _copied(self._replay[self._at][1]))
+            self._at += 1
+        else:
+            self._at = len(self._replay)
+            value = self._data.draw(strategy)
         self._drawn.append((label, value, repr(value)))
+        self._kept.append((label, _copied(value)))
         return value
+
+    def again(self) -> Draws:
+        """Draws that give this example's values again, as they were drawn, for a new build."""
+        return Draws(self._data, tuple(self._kept))
 
     @property
     def lines(self) -> list[str]:
@@ -275,6 +305,20 @@ class Draws:
                 text = drawn
             shown.append(f"{label} = {text}")
         return shown
+
+
+#: Values no run can change, kept as they are.
+_ATOMS: Final = frozenset({str, bytes, int, float, bool, type(None), complex, range})
+
+
+def _copied(value: object) -> object:
+    """*value* deep-copied (its types kept); as it is where it cannot be copied."""
+    if type(value) in _ATOMS:
+        return value
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - a lock, a handle: the very value, then
+        return value
 
 
 def _as_drawn(value: object, drawn: str) -> str:
@@ -865,9 +909,11 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
                 hook(limit + 5 * runtime.bound)
             state = Example(item, runtime, attempt.masked)
             retried = state
+            # Built anew from the same inputs: the first run changed its scenario's state.
+            slowly = item.build(draws.again(), setup)
 
             async def run_slowly() -> None:
-                await scenario(retried)
+                await slowly(retried)
 
             result = run_bounded(
                 run_slowly,
@@ -887,9 +933,10 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
             for hook in on_example:
                 hook(runtime.limit(item.parts) + 5 * runtime.bound)
             second = Example(item, runtime, attempt.masked)
+            rebuilt = item.build(draws.again(), setup)
 
             async def rerun() -> None:
-                await scenario(second)
+                await rebuilt(second)
 
             again = run_bounded(
                 rerun,

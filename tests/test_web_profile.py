@@ -177,6 +177,24 @@ def test_a_door_that_keeps_every_rule_passes_the_profile() -> None:
     assert report.as_dict()["capabilities"]["serves_http"] is True
 
 
+@pytest.mark.parametrize("seed", range(1, 9), ids=lambda s: f"seed{s}")
+def test_the_quick_profile_judges_every_refusal_on_any_seed(seed: int) -> None:
+    """Four examples judge all four refusals: none is left untested, a MUST least of all.
+
+    When an example sent one to three hostile requests of drawn kinds, the
+    web page at the quick profile, seed 1, left ``WEB-BODY-1`` untested.
+    """
+    report = run_suite(
+        subject_factory=door(),
+        kinds=["provider"],
+        only=["web-profile"],
+        profile="quick",
+        seed=seed,
+        shrink=False,
+    )
+    assert {rid: _statuses(report)[rid] for rid in PROFILE} == dict.fromkeys(PROFILE, "passed")
+
+
 @pytest.mark.parametrize("loose", sorted(BROKEN))
 def test_a_door_that_lets_one_request_in_is_warned_of_never_failed(loose: Loose) -> None:
     """The rule it breaks is a warning, listed in shoulds_broken, and the run still passes."""

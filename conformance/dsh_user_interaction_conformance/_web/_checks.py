@@ -2,12 +2,13 @@
 
 One example shows one drawn request whose text carries markup, asks the
 driver whether any of it became an element of the page (``WEB-MARKUP-1``),
-then sends the pending ask one to three hostile requests through the driver
-(``HttpProbe``), each wrong in one drawn way, each of which must
-be refused. Then the human answers through the driver, and the ask's outcome
-must be the human's: a request answered 4xx that settled the ask anyway is
-caught there. Last, a second ask is settled by the page's own request, sent
-the same way: a driver whose every request is refused (a wrong address, say)
+then sends the pending ask hostile requests through the driver
+(``HttpProbe``): one for each refusal in a drawn order and up to two more,
+each wrong in one drawn way, each of which must be refused. Then the
+human answers through the driver, and the ask's outcome must be the
+human's: a request answered 4xx that settled the ask anyway is caught
+there. Last, a second ask is settled by the page's own request, sent the
+same way: a driver whose every request is refused (a wrong address, say)
 would otherwise pass everything, so that is a set-up error.
 """
 
@@ -32,6 +33,8 @@ from ._probe import CONTROL, PROBE_ATTRIBUTE, PROFILE, HttpProbe, SecretOffer
 __all__: list[str] = []
 
 SECRET, ORIGIN, BODY, COOKIE, MARKUP = PROFILE
+#: What a hostile request may have wrong with it: the refusals' requirements.
+_REFUSALS: Final = (SECRET, ORIGIN, BODY, COOKIE)
 
 _REQUESTS: Final = requests(max_questions=2)
 
@@ -125,13 +128,16 @@ class _Attempt:
 
 
 @st.composite
-def _attempts(draw: st.DrawFn, request: AskUserQuestionRequest, setup: Setup) -> _Attempt:
-    """A hostile request: what settles the ask, and the one thing wrong with it."""
+def _attempts(
+    draw: st.DrawFn, request: AskUserQuestionRequest, setup: Setup, requirement: str | None = None
+) -> _Attempt:
+    """A hostile request: what settles the ask, and the one thing wrong with it (*requirement*)."""
     outcome: AskUserQuestionAnswer | Dismiss = Dismiss()
     if not (setup.capabilities.can_dismiss and draw(st.booleans())):
         plain = replace(setup.capabilities, revises=False)
         outcome = expected_answer(request, draw(actions(request, plain)))
-    requirement = draw(st.sampled_from((SECRET, ORIGIN, BODY, COOKIE)))
+    if requirement is None:
+        requirement = draw(st.sampled_from(_REFUSALS))
     if requirement == SECRET:
         return _Attempt(requirement, outcome, offer=draw(st.sampled_from(("none", "wrong"))))
     if requirement == ORIGIN:
@@ -258,13 +264,23 @@ def _probe_of(subject: Subject) -> HttpProbe:
 def web_profile(draw: Draws, setup: Setup) -> Scenario:
     """A UI served over HTTP refuses what a hostile page sends, and shows model text as text.
 
-    Each example judges ``WEB-MARKUP-1`` and one to three of the refusals, so
-    half the profile's examples (20 by default) judge each refusal about ten
-    times; every broken server and page of the gallery is caught on 20 seeds
-    of 20.
+    Each example judges ``WEB-MARKUP-1`` and every refusal, once each in a
+    drawn order and up to two more times, so half the profile's examples
+    (20 by default, 4 at the quick profile) judge each refusal at least
+    that often. When an example judged only one to three of them, the quick
+    profile left ``WEB-BODY-1`` untested on the web page at seed 1: a page
+    that took form bodies would have passed there unjudged.
     """
     request = _marked(draw, draw(_REQUESTS, "request"))
-    attempts = draw(st.lists(_attempts(request, setup), min_size=1, max_size=3), "hostile requests")
+    # One of each refusal, in a drawn order, and up to two more of any: every example
+    # judges all four, so that no profile, however quick, leaves one of them untested.
+    each = st.permutations(_REFUSALS).flatmap(
+        lambda order: st.tuples(*(_attempts(request, setup, r) for r in order))
+    )
+    attempts = [
+        *draw(each, "hostile requests, one of each"),
+        *draw(st.lists(_attempts(request, setup), max_size=2), "more hostile requests"),
+    ]
     # No revisions: they judge the form (PRV-REVISE-1, in the provider checks), not the door.
     plain = replace(setup.capabilities, revises=False)
     behaviour = draw(actions(request, plain), "the human's actions")

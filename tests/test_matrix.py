@@ -317,6 +317,58 @@ def test_the_docs_page_runs_each_implementation_and_names_what_it_could_not_run(
 
 
 @pytest.mark.slow
+def test_a_run_the_machine_was_too_busy_to_judge_is_made_again_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule 3b's "too little CPU to tell" in a report: that run is made again, by itself.
+
+    The page's nine runs share the machine; under other load the terminal's
+    run once left ``PRV-LOOP-1`` untested that way, a failed column for the
+    machine's load alone.
+    """
+    extension = _docs_extension(
+        monkeypatch,
+        ("reference", ("--only", "service-registration"), None),
+        ("broken", ("--service", "tests.gallery.services:AsksBeforeChecking",
+                    "--only", "service-order"), None),
+    )  # fmt: skip
+    judged: list[str] = []
+
+    def busy_once(report: Path) -> bool:
+        judged.append(report.name)
+        return report.name == "00.json" and judged.count(report.name) == 1
+
+    monkeypatch.setattr(extension, "too_busy", busy_once)
+    runs = extension.run_all(tmp_path)
+    assert runs.again == ["reference"]
+    assert judged == ["00.json", "00.json", "01.json"]
+    assert [name for name, _ in runs.reports] == ["reference", "broken"]
+    reference, broken = runs.matrix.columns
+    assert reference.ok
+    assert not broken.ok
+
+
+def test_a_report_is_too_busy_only_for_a_requirement_untested_for_want_of_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only Rule 3b's reason makes a run again; a failure, or untested for another, does not."""
+    extension = _docs_extension(monkeypatch)
+    busy = "not judged: the machine gave the event loop too little CPU to tell a blocking subject"
+    cases = {
+        "busy": [{"status": "untested", "message": busy}],
+        "failed": [{"status": "failed", "message": busy}],
+        "unjudged": [{"status": "untested", "message": "no example judged it"}],
+        "passed": [{"status": "passed", "message": ""}],
+    }
+    found = {}
+    for name, results in cases.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"results": results}), encoding="utf-8")
+        found[name] = extension.too_busy(path)
+    assert found == {"busy": True, "failed": False, "unjudged": False, "passed": False}
+
+
+@pytest.mark.slow
 def test_a_run_that_writes_no_report_fails_the_docs_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -881,71 +881,46 @@ def _run_attempt(item: Check, runtime: Runtime, case: str, attempt: _Attempt) ->
                         "this is the smallest example found by then"
                     )
             raise _StopRun
-        for hook in on_example:
-            hook(runtime.limit(item.parts) + 5 * runtime.bound)
+
+        def run_built(drawn: Draws, limit: float) -> tuple[LoopResult, Example]:
+            """The example built from *drawn*, run once within *limit*, with a state of its own."""
+            for hook in on_example:
+                hook(limit + 5 * runtime.bound)
+            built = item.build(drawn, setup)
+            example = Example(item, runtime, attempt.masked)
+
+            async def run() -> None:
+                await built(example)
+
+            found = run_bounded(
+                run,
+                teardown=example.teardown,
+                limit=limit,
+                bound=runtime.bound,
+                on_limit=example.freeze_stage,
+            )
+            example.close()
+            return found, example
+
         draws = Draws(data)
-        scenario = item.build(draws, setup)
-        state = Example(item, runtime, attempt.masked)
-
-        async def run() -> None:
-            await scenario(state)
-
         limit = runtime.limit(item.parts)
-        result = run_bounded(
-            run,
-            teardown=state.teardown,
-            limit=limit,
-            bound=runtime.bound,
-            on_limit=state.freeze_stage,
-        )
-        state.close()
+        result, state = run_built(draws, limit)
         slower = ""
         if not result.settled and _busy_while(result.hung):
             # Rule 3c: on a busy machine, a hang is confirmed with more time before it
-            # fails; the example is judged by the run that had the time.
+            # fails; the example is judged by the run that had the time, built anew from
+            # the same inputs (the first run changed its scenario's state).
             first = result.hung
             limit *= HANG_RERUN
-            for hook in on_example:
-                hook(limit + 5 * runtime.bound)
-            state = Example(item, runtime, attempt.masked)
-            retried = state
-            # Built anew from the same inputs: the first run changed its scenario's state.
-            slowly = item.build(draws.again(), setup)
-
-            async def run_slowly() -> None:
-                await slowly(retried)
-
-            result = run_bounded(
-                run_slowly,
-                teardown=state.teardown,
-                limit=limit,
-                bound=runtime.bound,
-                on_limit=state.freeze_stage,
-            )
-            state.close()
+            result, state = run_built(draws.again(), limit)
             slower = (
                 f"; run again with {HANG_RERUN}x the time, as it first did not settle within "
                 f"{limit / HANG_RERUN:g} s on a busy machine{_contention(first)}"
             )
 
         def run_again() -> list[tuple[str, Stall, Judged | None]]:
-            """The same example once more, for its stalls only (Rule 3a)."""
-            for hook in on_example:
-                hook(runtime.limit(item.parts) + 5 * runtime.bound)
-            second = Example(item, runtime, attempt.masked)
-            rebuilt = item.build(draws.again(), setup)
-
-            async def rerun() -> None:
-                await rebuilt(second)
-
-            again = run_bounded(
-                rerun,
-                teardown=second.teardown,
-                limit=limit,
-                bound=runtime.bound,
-                on_limit=second.freeze_stage,
-            )
-            second.close()
+            """The same example once more, built anew, for its stalls only (Rule 3a)."""
+            again, second = run_built(draws.again(), limit)
             return _stalls(again, second.remotes, runtime.stall_limit)
 
         attempt.examples += 1

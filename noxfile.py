@@ -1,27 +1,31 @@
 """Every check of the project, as nox sessions.
 
-``nox`` runs the default sessions, which are what CI runs. The tests come in
-two tiers. The fast tier (everything not marked ``slow``: what can differ
-between Pythons, that is the reference's units, asyncio and cancellation,
-doctests, the extras' units and one pass of the reference through the suite
-and the harness) runs on every Python: ``nox -s tests`` runs it on each. The
-slow tier runs once, on the first Python: the tests of the suite's own power
-(the gallery, the harness matrix, the Node examples and variants, the
-statistics, the load proof), the passes through other processes and programs
-(the extras' whole-suite runs, the web provider's page and its broken
-variants in Chromium, the command line, the plugin through pytester,
-fastmcp's client, which its test installs into a virtual environment of its
-own under ``.venvs/``) and the budget check. ``nox -s slow`` runs it in one
-pytest run with the first Python's fast tier (one collection, and the fast
-tests' work fills the slow tests' waits on children, browsers and servers),
-and ``nox -s versions`` runs ``tests`` on the other Pythons side by side;
-the default set runs these two. Both run on every core (pytest-xdist); what
-is marked ``alone`` (the load proof and the budget check) runs by itself
-afterwards. ``nox -s loaded`` runs the fast tier beside two CPU-bound
-processes a core, the check to run before landing. ``nox -s bench``,
-``nox -s detection``, ``nox -s fuzz`` and
-``nox -s soak`` are longer runs, and ``nox -s screenshots`` remakes the web
-page's pictures in the docs; all are kept out of the default set.
+``nox`` runs the default sessions, which are what CI runs, in about five
+minutes on an idle 2-core machine: lint, the two type checkers, the fast
+tier on every Python at once (``versions``), the conformance run and the
+docs. The tests come in two tiers. The fast tier (everything not marked
+``slow``: what can differ between Pythons, that is the reference's units,
+asyncio and cancellation, doctests, the extras' units and one pass of the
+reference through the suite and the harness) runs on every Python, each
+property on 20 examples: ``nox -s versions`` runs the three side by side,
+``nox -s tests`` one after the other. The slow tier is the proof to run
+before landing, with ``nox -s loaded``; it is not in the default set, since
+it takes a quarter of an hour: the tests of the suite's own power (the
+gallery, the harness matrix, the Node examples and variants, the
+statistics, the load proof), the passes through other processes and
+programs (the extras' whole-suite runs, the web provider's page and its
+broken variants in Chromium, the command line, the plugin through
+pytester, fastmcp's client, which its test installs into a virtual
+environment of its own under ``.venvs/``), every property at its full
+count, and the budget check. ``nox -s slow`` runs it in one pytest run with
+the first Python's fast tier at full count (one collection, and the fast
+tests' work fills the slow tests' waits on children, browsers and
+servers), on every core (pytest-xdist); what is marked ``alone`` (the load
+proof and the budget check) runs by itself afterwards. ``nox -s loaded``
+runs the fast tier beside two CPU-bound processes a core. ``nox -s bench``,
+``nox -s detection``, ``nox -s fuzz`` and ``nox -s soak`` are longer runs,
+and ``nox -s screenshots`` remakes the web page's pictures in the docs; all
+are kept out of the default set.
 """
 
 from __future__ import annotations
@@ -43,9 +47,9 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
 PYTHONS = ["3.11", "3.12", "3.13"]
-#: The first Python's fast tier runs inside ``slow``, with the slow tier, and the
-#: others' side by side in ``versions``.
-nox.options.sessions = ["lint", "typecheck", "versions", "slow", "conformance", "docs"]
+#: CI's set: the fast tier runs on every Python side by side in ``versions``; the
+#: slow tier (``slow``) is the proof run before landing, outside CI's five minutes.
+nox.options.sessions = ["lint", "typecheck", "versions", "conformance", "docs"]
 #: pytest-xdist workers for the test sessions: two more than the cores. Both
 #: tiers wait on child processes, browsers, servers and bounded sleeps, and more
 #: workers fill those waits on 2 cores: the fast tier from 56 s to 47 (two
@@ -57,7 +61,14 @@ nox.options.sessions = ["lint", "typecheck", "versions", "slow", "conformance", 
 #: (docs/performance.md, section 7). docs/conftest.py's scheduler keeps each
 #: docs page's examples in one worker.
 _WORKERS = os.environ.get("DSH_TEST_WORKERS") or str((os.cpu_count() or 1) + 2)
-_PARALLEL = ("-n", _WORKERS)
+
+
+def _parallel() -> tuple[str, ...]:
+    """pytest-xdist's option for this session's workers; one worker is the test process itself."""
+    workers = os.environ.get("DSH_TEST_WORKERS") or _WORKERS
+    return ("-n", "0" if workers == "1" else workers)
+
+
 #: Seconds ``versions`` waits for its runs before it stops them: a red run must end.
 _VERSIONS_PATIENCE = 1800
 
@@ -99,43 +110,40 @@ def _tier_record(python: object) -> str:
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The fast tier, doctests included, on every Python; it records its CPU cost.
+    """The fast tier, doctests included, on one Python; it records its CPU cost.
 
-    Hypothesis properties run their full example count on the first Python
-    and 20 examples on the others (the ``versions`` profile of the tests'
-    conftest); the budget test holds the first to its ceiling.
+    Hypothesis properties run 20 examples each here (the ``versions``
+    profile of the tests' conftest): what differs between Pythons shows in
+    a few, and ``slow`` runs them at their full count on the first Python,
+    where the budget test holds the fast tier to its ceiling.
     """
     _install(session)
-    env = {"DSH_TIER_RECORD": _tier_record(session.python)}
-    if session.python != PYTHONS[0]:
-        # Properties run their full count on the first Python; here, what differs shows in 20.
-        env["DSH_HYPOTHESIS_PROFILE"] = "versions"
+    env = {"DSH_TIER_RECORD": _tier_record(session.python), "DSH_HYPOTHESIS_PROFILE": "versions"}
     session.run(
-        "pytest", "-m", "not slow", *_PARALLEL, "--durations=10", *session.posargs, env=env
+        "pytest", "-m", "not slow", *_parallel(), "--durations=10", *session.posargs, env=env
     )  # fmt: skip
 
 
 @nox.session(python=False)
 def versions(session: nox.Session) -> None:
-    """The fast tier on the Pythons after the first, all at once, in processes of their own.
+    """The fast tier on every Python, all at once, in processes of their own.
 
-    Each is ``nox -s tests-X.Y`` on half the workers of a session (two each,
-    on 2 cores, so the machine runs four, as in every other test session):
-    their bounded waits fill each other's, so the two took 59.0 s side by
-    side where they took 64.5 s one after the other on four workers each (on
-    the idle machine, 82% busy against 85%; 55.2 s on three each, 96% busy,
-    left for the margin a loaded machine needs). Their output is printed
-    when both have ended, each line after its Python. The session fails
-    when either does, and stops both, with their tests, once
-    ``_VERSIONS_PATIENCE`` has passed or when it is interrupted.
+    Each is ``nox -s tests-X.Y`` in one test process (``DSH_TEST_WORKERS``
+    sets another count): three processes on 2 cores, whose waits on
+    children, browsers and servers fill each other's, and which compile and
+    import the project and the extras' frameworks once a Python, where
+    pytest-xdist's workers each did it again (about 26 CPU s a process
+    before the bytecode is written, 11 after). Their output is printed when
+    all have ended, each line after its Python. The session fails when any
+    does, and stops them all, with their tests, once ``_VERSIONS_PATIENCE``
+    has passed or when it is interrupted.
     """
-    pythons = PYTHONS[1:]
-    workers = os.environ.get("DSH_TEST_WORKERS") or str(max(1, int(_WORKERS) // len(pythons)))
+    workers = os.environ.get("DSH_TEST_WORKERS") or str(max(1, int(_WORKERS) // len(PYTHONS)))
     env = {**os.environ, "DSH_TEST_WORKERS": workers}
     runs: list[tuple[str, subprocess.Popen[bytes], IO[bytes]]] = []
     failed: list[str] = []
     try:
-        for python in pythons:
+        for python in PYTHONS:
             output = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
             command = [sys.executable, "-m", "nox", "-s", f"tests-{python}", "--", *session.posargs]
             # A process group of its own, so that stopping it stops its tests too.
@@ -179,7 +187,7 @@ def slow(session: nox.Session) -> None:
     _install(session)
     env = {"DSH_TIER_RECORD": _tier_record(session.python)}
     session.run(
-        "pytest", "-m", "not alone", *_PARALLEL, "--durations=10", *session.posargs, env=env
+        "pytest", "-m", "not alone", *_parallel(), "--durations=10", *session.posargs, env=env
     )  # fmt: skip
     # The load proof loads every core on purpose: by itself, so no other test shares its load.
     session.run("pytest", "-m", "alone", "--durations=3", *session.posargs, env=env)
@@ -203,7 +211,7 @@ def loaded(session: nox.Session) -> None:
     burners = str(2 * (os.cpu_count() or 1))
     session.run(
         "python", "-m", "bench.loaded", "--burners", burners, "--json", ".tier/loaded.json",
-        "--", "python", "-m", "pytest", "-m", "not slow", *_PARALLEL, *session.posargs,
+        "--", "python", "-m", "pytest", "-m", "not slow", *_parallel(), *session.posargs,
         env={"PYTHONPATH": os.getcwd()},
     )  # fmt: skip
 

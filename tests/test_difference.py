@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -11,6 +12,8 @@ from dsh_user_interaction_conformance._difference import describe_difference
 from .gallery.providers import BROKEN_PROVIDERS
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_normalised_text_is_reported_with_the_code_points_that_differ() -> None:
     """A UI that normalises typed text to NFC: the report names the code points, not two lookalikes."""
     factory, requirement = BROKEN_PROVIDERS["normalises-nfc"]

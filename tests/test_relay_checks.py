@@ -117,6 +117,8 @@ def test_the_scenario_passes_on_the_sqlite_store(tmp_path: Path) -> None:
     assert findings(tmp_path) == []
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("relay", "requirement"),
     [

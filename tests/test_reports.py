@@ -94,6 +94,8 @@ def _of(report: Report, requirement: str) -> RequirementResult:
     return next(r for r in report.results if r.requirement.id == requirement)
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_a_warning_the_same_fault_brought_names_the_failure_it_follows() -> None:
     """A label given twice is also out of option order: that warning is the failure's knock-on.
 
@@ -126,6 +128,8 @@ def test_the_printed_report_says_a_warning_is_a_knock_on(
     assert "knock-on: the fault that fails ANS-SEL-2 breaks this too" in details
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_a_warning_of_its_own_is_no_knock_on() -> None:
     """Labels in reverse order, and nothing else wrong: the warning is its own fault."""
     report = _answers_run(SHOULD_PROVIDERS["multi-select-reversed"][0])
@@ -144,6 +148,8 @@ def _clears_intent_picks(request: AskUserQuestionRequest, answer: Answer) -> Ans
     }
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_an_intent_question_answered_wrong_is_a_knock_on_of_the_wrong_answer() -> None:
     """A UI that loses the pick on an intent question: the PRV-INTENT-1 warning follows.
 

@@ -124,6 +124,8 @@ CAUGHT = [
 ]
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CAUGHT)
 def test_the_soak_catches_broken_services(name: str) -> None:
     """The soak can fail: each broken service of the gallery listed here fails it."""

@@ -49,6 +49,8 @@ def test_every_requirement_the_store_suite_judges_is_in_the_spec() -> None:
     assert not set(REFERENCE_ONLY) & cited
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_a_sound_store_passes_every_requirement_at_the_quick_profile() -> None:
     """The gallery's unbroken wrapper of the SQLite store passes, each requirement judged."""
     report = run_store_suite(FAITHFUL, profile="quick", seed=1)
@@ -65,6 +67,8 @@ def test_the_sqlite_store_passes_the_suite() -> None:
     assert report.ok, [(r.requirement.id, r.message) for r in report.results if r.fails_run]
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_the_report_is_replayable() -> None:
     """The JSON report names the suite, both versions, the seed and profile; a seed replays.
 
@@ -153,6 +157,8 @@ class _PendingHangs(Wrapped):
         return []
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_a_call_that_never_returns_fails_its_requirement_and_the_run_ends() -> None:
     """A hung call fails the requirement it was judging, unshrunk, within a few bounds."""
     started = time.monotonic()
@@ -266,6 +272,8 @@ def test_a_sound_store_agrees_under_faults_beside_cpu_bound_processes() -> None:
 # -- the command line ---------------------------------------------------------------------
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_cli_runs_the_store_suite_and_writes_a_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

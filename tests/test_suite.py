@@ -70,6 +70,8 @@ def test_the_registry_reads_the_spec() -> None:
     assert requirements()["ANS-MULTI-2"].level == "SHOULD"
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_cli_runs_the_reference_and_writes_a_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -214,6 +216,8 @@ def test_a_failure_found_by_another_check_is_kept() -> None:
     assert not report.ok
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_every_requirement_of_a_check_is_judged_after_one_fails() -> None:
     """service-order keeps judging after a failure: a service broken twice is reported twice."""
     factory, _ = BROKEN_SERVICES["asks-before-checking"]
@@ -226,6 +230,8 @@ def test_every_requirement_of_a_check_is_judged_after_one_fails() -> None:
     assert status["ERR-CODE-1"] == "passed"
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_a_defect_the_service_lets_through_fails_its_rule_and_the_stage() -> None:
     """An empty detail that reaches the provider breaks INT-DETAIL-1, not only SVC-ORDER-4.
 
@@ -261,6 +267,8 @@ def _without_intent(question: object) -> object:
     return {key: value for key, value in fields.items() if key != "intent"}
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_every_intent_rule_a_service_ignores_fails_with_the_stage() -> None:
     """Intent defects that pass unnoticed fail their own rules as well as SVC-ORDER-4.
 
@@ -281,6 +289,8 @@ class _AnswersItself(Wrapped):
         return {"answers": [{"id": q["id"], "selected": []} for q in request["questions"]]}
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("factory", "said"),
     [
@@ -702,6 +712,8 @@ def test_pytest_plugin_fails_a_broken_provider_with_a_reproducer(
     result.stdout.fnmatch_lines(["*FAILED: ANS-KEYS-1 (MUST)*", "*reproduce: pytest*--dsh-seed 9*"])
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_a_run_stops_after_the_first_check_that_fails_a_stop_on_requirement() -> None:
     """stop_on ends the run once a check fails one of its IDs; the rest are left out.
 
@@ -777,12 +789,13 @@ def test_a_concurrent_ui_that_shows_one_ask_at_a_time_fails_within_the_bound() -
     )
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "fault"),
     [
         ("drops-what-the-human-did", "PRV-ANSWER-1"),
-        # Each aborted ask waits out the bound, alone and among others: slow.
-        pytest.param("ignores-abort", "PRV-ABORT-2", marks=pytest.mark.slow),
+        ("ignores-abort", "PRV-ABORT-2"),
         ("dismiss-as-abort", "PRV-DISMISS-1"),
     ],
 )

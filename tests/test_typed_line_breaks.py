@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import cast
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +32,8 @@ def _typed(behaviour: object) -> list[str]:
     return texts
 
 
+# The strategies' statistics over hundreds of draws: slow tier.
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_a_ui_that_cannot_hold_a_cr_is_never_typed_one(data: st.DataObject) -> None:
@@ -39,6 +42,8 @@ def test_a_ui_that_cannot_hold_a_cr_is_never_typed_one(data: st.DataObject) -> N
     assert not any("\r" in text for text in _typed(behaviour))
 
 
+# The strategies' statistics over hundreds of draws: slow tier.
+@pytest.mark.slow
 def test_every_other_ui_is_still_typed_carriage_returns() -> None:
     """Without the capability's refusal, typed text holds a CR often enough to be seen."""
     seen: list[bool] = []

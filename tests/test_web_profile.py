@@ -177,6 +177,8 @@ def test_a_door_that_keeps_every_rule_passes_the_profile() -> None:
     assert report.as_dict()["capabilities"]["serves_http"] is True
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(1, 9), ids=lambda s: f"seed{s}")
 def test_the_quick_profile_judges_every_refusal_on_any_seed(seed: int) -> None:
     """Four examples judge all four refusals: none is left untested, a MUST least of all.
@@ -206,6 +208,8 @@ def test_a_door_that_lets_one_request_in_is_warned_of_never_failed(loose: Loose)
     assert not _result(report, requirement).fails_run  # a SHOULD never fails a run
 
 
+# The suite's own power (its verdict or its report on a broken or sound subject): slow tier.
+@pytest.mark.slow
 def test_a_refusal_that_settles_the_ask_anyway_is_caught_by_the_outcome() -> None:
     """A 4xx is not enough: the ask must still be the human's to answer."""
     report = judged(door(settles_refused=True))

@@ -1,31 +1,30 @@
 """Every check of the project, as nox sessions.
 
-``nox`` runs the default sessions, which are what CI runs, in about five
-minutes on an idle 2-core machine: lint, the two type checkers, the fast
-tier on every Python at once (``versions``), the conformance run and the
-docs. The tests come in two tiers. The fast tier (everything not marked
-``slow``: what can differ between Pythons, that is the reference's units,
-asyncio and cancellation, doctests, the extras' units and one pass of the
-reference through the suite and the harness) runs on every Python, each
-property on 20 examples: ``nox -s versions`` runs the three side by side,
-``nox -s tests`` one after the other. The slow tier is the proof to run
-before landing, with ``nox -s loaded``; it is not in the default set, since
-it takes a quarter of an hour: the tests of the suite's own power (the
-gallery, the harness matrix, the Node examples and variants, the
-statistics, the load proof), the passes through other processes and
-programs (the extras' whole-suite runs, the web provider's page and its
-broken variants in Chromium, the command line, the plugin through
-pytester, fastmcp's client, which its test installs into a virtual
-environment of its own under ``.venvs/``), every property at its full
-count, and the budget check. ``nox -s slow`` runs it in one pytest run with
-the first Python's fast tier at full count (one collection, and the fast
-tests' work fills the slow tests' waits on children, browsers and
-servers), on every core (pytest-xdist); what is marked ``alone`` (the load
-proof and the budget check) runs by itself afterwards. ``nox -s loaded``
-runs the fast tier beside two CPU-bound processes a core. ``nox -s bench``,
-``nox -s detection``, ``nox -s fuzz`` and ``nox -s soak`` are longer runs,
-and ``nox -s screenshots`` remakes the web page's pictures in the docs; all
-are kept out of the default set.
+``nox`` runs the default sessions, which are what CI runs: lint, then the
+two type checkers and the fast tier on every Python, all side by side
+(``checks``), the conformance run and the docs. The tests come in two tiers.
+The fast tier (everything not marked ``slow``: what can differ between
+Pythons, that is the reference's units, asyncio and cancellation, doctests,
+the extras' units and one pass of the reference through the suite and the
+harness) runs on every Python, each property on 20 examples: ``nox -s
+versions`` runs the three side by side (``checks`` without the type
+checkers), ``nox -s tests`` one after the other. The slow tier is the proof
+to run before landing, with ``nox -s loaded``; it is not in the default set,
+since it takes a quarter of an hour: the tests of the suite's own power (the
+gallery, the harness matrix, the Node examples and variants, the statistics,
+the load proof), the passes through other processes and programs (the
+extras' whole-suite runs, the web provider's page and its broken variants in
+Chromium, the command line, the plugin through pytester, fastmcp's client,
+which its test installs into a virtual environment of its own under
+``.venvs/``), every property at its full count, and the budget check. ``nox
+-s slow`` runs it in one pytest run with the first Python's fast tier at
+full count (one collection, and the fast tests' work fills the slow tests'
+waits on children, browsers and servers), on every core (pytest-xdist); what
+is marked ``alone`` (the load proof and the budget check) runs by itself
+afterwards. ``nox -s loaded`` runs the fast tier beside two CPU-bound
+processes a core. ``nox -s bench``, ``nox -s detection``, ``nox -s fuzz``
+and ``nox -s soak`` are longer runs, and ``nox -s screenshots`` remakes the
+web page's pictures in the docs; all are kept out of the default set.
 """
 
 from __future__ import annotations
@@ -47,9 +46,10 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
 PYTHONS = ["3.11", "3.12", "3.13"]
-#: CI's set: the fast tier runs on every Python side by side in ``versions``; the
-#: slow tier (``slow``) is the proof run before landing, outside CI's five minutes.
-nox.options.sessions = ["lint", "typecheck", "versions", "conformance", "docs"]
+#: CI's set: the type checkers and the fast tier on every Python run side by side
+#: in ``checks``; the slow tier (``slow``) is the proof run before landing,
+#: outside CI's five minutes.
+nox.options.sessions = ["lint", "checks", "conformance", "docs"]
 #: pytest-xdist workers for the test sessions: two more than the cores. Both
 #: tiers wait on child processes, browsers, servers and bounded sleeps, and more
 #: workers fill those waits on 2 cores: the fast tier from 56 s to 47 (two
@@ -69,7 +69,8 @@ def _parallel() -> tuple[str, ...]:
     return ("-n", "0" if workers == "1" else workers)
 
 
-#: Seconds ``versions`` waits for its runs before it stops them: a red run must end.
+#: Seconds ``checks`` and ``versions`` wait for their runs before they stop them: a
+#: red run must end.
 _VERSIONS_PATIENCE = 1800
 
 # Never download an interpreter; use the ones installed on the machine.
@@ -124,54 +125,80 @@ def tests(session: nox.Session) -> None:
     )  # fmt: skip
 
 
-@nox.session(python=False)
-def versions(session: nox.Session) -> None:
-    """The fast tier on every Python, all at once, in processes of their own.
+def _side_by_side(session: nox.Session, names: list[str]) -> None:
+    """Run the nox sessions *names* all at once, each in processes of its own.
 
-    Each is ``nox -s tests-X.Y`` in one test process (``DSH_TEST_WORKERS``
-    sets another count): three processes on 2 cores, whose waits on
-    children, browsers and servers fill each other's, and which compile and
-    import the project and the extras' frameworks once a Python, where
-    pytest-xdist's workers each did it again (about 26 CPU s a process
-    before the bytecode is written, 11 after). Their output is printed when
-    all have ended, each line after its Python. The session fails when any
-    does, and stops them all, with their tests, once ``_VERSIONS_PATIENCE``
-    has passed or when it is interrupted.
+    Each test session runs in one test process (``DSH_TEST_WORKERS`` sets
+    another count): their waits on children, browsers and servers fill one
+    another's, and each Python compiles and imports the project and the
+    extras' frameworks once, where pytest-xdist's workers each did it again
+    (about 26 CPU s a process before the bytecode is written, 11 after).
+    Their output is printed when all have ended, each line after its
+    session, then how long each took. The session fails when any does, and
+    stops them all, with their tests, once ``_VERSIONS_PATIENCE`` has passed
+    or when it is interrupted.
     """
-    workers = os.environ.get("DSH_TEST_WORKERS") or str(max(1, int(_WORKERS) // len(PYTHONS)))
-    env = {**os.environ, "DSH_TEST_WORKERS": workers}
+    env = {**os.environ, "DSH_TEST_WORKERS": os.environ.get("DSH_TEST_WORKERS") or "1"}
     runs: list[tuple[str, subprocess.Popen[bytes], IO[bytes]]] = []
+    took: dict[str, float] = {}
     failed: list[str] = []
+    started = time.monotonic()
     try:
-        for python in PYTHONS:
+        for name in names:
             output = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
-            command = [sys.executable, "-m", "nox", "-s", f"tests-{python}", "--", *session.posargs]
+            command = [sys.executable, "-m", "nox", "-s", name]
+            if name.startswith("tests-"):
+                command += ["--", *session.posargs]
             # A process group of its own, so that stopping it stops its tests too.
             process = subprocess.Popen(  # noqa: S603 - this noxfile, run again
                 command, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )
-            runs.append((python, process, output))
-        deadline = time.monotonic() + _VERSIONS_PATIENCE
-        for python, process, _ in runs:
-            try:
-                status = process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                failed.append(f"tests-{python} (stopped after {_VERSIONS_PATIENCE} s)")
-            else:
-                if status:
-                    failed.append(f"tests-{python} (exit status {status})")
+            runs.append((name, process, output))
+        while len(took) < len(runs) and time.monotonic() - started < _VERSIONS_PATIENCE:
+            for name, process, _ in runs:
+                if name not in took and process.poll() is not None:
+                    took[name] = time.monotonic() - started
+                    if process.returncode:
+                        failed.append(f"{name} (exit status {process.returncode})")
+            time.sleep(0.2)
+        failed += [
+            f"{name} (stopped after {_VERSIONS_PATIENCE} s)"
+            for name, _, _ in runs
+            if name not in took
+        ]
     finally:
         for _, process, _ in runs:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
-    for python, _, log in runs:
+    for name, _, log in runs:
         with log:
             log.seek(0)
             for line in log.read().decode(errors="replace").splitlines():
-                print(f"[{python}] {line}")
+                print(f"[{name}] {line}")
+    for name, seconds in took.items():
+        # .ci/stamp.py prints these as the steps of this session.
+        session.log(f"side by side: {name} took {seconds:.1f} s")
     if failed:
         session.error(f"failed: {', '.join(failed)}")
+
+
+@nox.session(python=False)
+def checks(session: nox.Session) -> None:
+    """The type checkers and the fast tier on every Python, side by side: CI's longest part.
+
+    Five processes on 2 cores (mypy, pyright and a test process a Python):
+    the type checkers fill the tests' waits. On the idle 2-core machine the
+    fast tier on the three Pythons side by side kept the cores about 70%
+    busy over its 282 s, and the type checkers took 101 s after it.
+    """
+    _side_by_side(session, ["typecheck", *(f"tests-{python}" for python in PYTHONS)])
+
+
+@nox.session(python=False, default=False)
+def versions(session: nox.Session) -> None:
+    """The fast tier on every Python, side by side (``checks`` without the type checkers)."""
+    _side_by_side(session, [f"tests-{python}" for python in PYTHONS])
 
 
 @nox.session(python=PYTHONS[0])

@@ -3,7 +3,8 @@
 ``nox 2>&1 | python3 -u .ci/stamp.py LOG`` passes the output through and
 writes each line to LOG after the seconds since the start;
 ``python3 .ci/stamp.py --split LOG`` prints how long each session took, and
-each step within it (the install, each command), to the tenth of a second.
+each step within it (the install, each command, or each session a session
+ran side by side), to the tenth of a second.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sys
 import time
 
 _STEP = re.compile(r"^nox > (?!Session |Ran multiple)(.*)$")
+#: A part of a session that ran others side by side (``checks``), with its own time.
+_PART = re.compile(r"^nox > side by side: (\S+) took ([0-9.]+) s$")
 _START = re.compile(r"^nox > Running session (\S+)")
 _END = re.compile(r"^nox > Session (\S+) (was successful|failed|was skipped|aborted)")
 
@@ -46,6 +49,11 @@ def split(path: str) -> None:
                 print(f"  {at - began:6.1f} s  {session} ({end.group(2)})")
                 for name, seconds in steps:
                     print(f"  {'':8}  {seconds:6.1f} s  {name[:70]}")
+                step = ""
+            elif session and (part := _PART.match(line)):
+                if step:
+                    steps.append((step, at - step_began))
+                steps.append((f"{part.group(1)}, side by side", float(part.group(2))))
                 step = ""
             elif session and (found := _STEP.match(line)):
                 if step:

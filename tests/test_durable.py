@@ -358,9 +358,11 @@ def test_an_answer_that_loses_is_reported_with_the_answer(tmp_path: Path) -> Non
         async with stores(tmp_path, 3) as (agent_store, store_a, store_b):
             gate = asyncio.Event()
             reported: list[BaseException] = []
+            shown: list[str] = []
 
             def answering(text: str) -> Callable[[AskUserQuestionRequest], Any]:
                 async def respond(request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+                    shown.append(text)
                     await gate.wait()
                     return answer_of(answer_custom("q", text))
 
@@ -381,7 +383,13 @@ def test_an_answer_that_loses_is_reported_with_the_answer(tmp_path: Path) -> Non
                 DurableProvider(agent_store).ask(with_ask_id(one_question(), "race"))
             )
             await until(lambda: _has_pending(store_a), "kept")
-            await asyncio.sleep(0.05)  # both relays show it
+
+            async def both_shown() -> bool:
+                # A relay that had not shown it yet when the other answered would
+                # find it settled and ask nobody: wait for both, not a while.
+                return len(shown) == 2
+
+            await until(both_shown, "both relays show it")
             gate.set()
             answer = await asking
             while not reported:  # noqa: ASYNC110 - filled by a callback

@@ -5,8 +5,9 @@ part of it runs once, in the slow tier (marked ``alone``, since it loads
 every core on purpose): the files whose tests failed on a busy machine
 before their waits and outcomes stopped depending on its speed (the soak's
 outcomes, Hypothesis's deadline in the service's and the spec's properties,
-the policies' deadlines, the terminal's countdown), with 20 examples a
-property (the ``versions`` profile), to keep it to a minute or two.
+the policies' deadlines, the terminal's countdown, the durable provider's
+calls of one request), with 20 examples a property (the ``versions``
+profile), to keep it to a minute or two.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ PART = [
     "tests/test_policies.py",
     "tests/test_terminal_deadline.py",
     "tests/test_machine.py",
+    "tests/test_durable.py",
 ]
 
 

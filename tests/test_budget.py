@@ -1,8 +1,9 @@
 """CI's budget: the fast tier, which runs on every Python, stays cheap.
 
-``nox -s tests`` runs the fast tier with ``DSH_TIER_RECORD`` set, and the
-conftest writes what each test cost in CPU time; ``nox -s slow`` runs after
-it and reads that record here. CPU time, summed over the tier, is the
+``nox -s slow`` runs the first Python's fast tier, every property at its
+full count, with ``DSH_TIER_RECORD`` set, and the conftest writes what each
+test cost in CPU time; this test runs after it, alone, and reads that
+record. CPU time, summed over the tier, is the
 measure: it does not grow when the machine is busy, as wall time does.
 """
 

@@ -61,12 +61,8 @@ nox.options.sessions = ["lint", "checks", "conformance", "docs"]
 #: (docs/performance.md, section 7). docs/conftest.py's scheduler keeps each
 #: docs page's examples in one worker.
 _WORKERS = os.environ.get("DSH_TEST_WORKERS") or str((os.cpu_count() or 1) + 2)
-
-
-def _parallel() -> tuple[str, ...]:
-    """pytest-xdist's option for this session's workers; one worker is the test process itself."""
-    workers = os.environ.get("DSH_TEST_WORKERS") or _WORKERS
-    return ("-n", "0" if workers == "1" else workers)
+#: pytest-xdist's option for those workers; one worker is the test process itself.
+_PARALLEL = ("-n", "0" if _WORKERS == "1" else _WORKERS)
 
 
 #: Seconds ``checks`` and ``versions`` wait for their runs before they stop them: a
@@ -121,7 +117,7 @@ def tests(session: nox.Session) -> None:
     _install(session)
     env = {"DSH_TIER_RECORD": _tier_record(session.python), "DSH_HYPOTHESIS_PROFILE": "versions"}
     session.run(
-        "pytest", "-m", "not slow", *_parallel(), "--durations=10", *session.posargs, env=env
+        "pytest", "-m", "not slow", *_PARALLEL, "--durations=10", *session.posargs, env=env
     )  # fmt: skip
 
 
@@ -214,7 +210,7 @@ def slow(session: nox.Session) -> None:
     _install(session)
     env = {"DSH_TIER_RECORD": _tier_record(session.python)}
     session.run(
-        "pytest", "-m", "not alone", *_parallel(), "--durations=10", *session.posargs, env=env
+        "pytest", "-m", "not alone", *_PARALLEL, "--durations=10", *session.posargs, env=env
     )  # fmt: skip
     # The load proof loads every core on purpose: by itself, so no other test shares its load.
     session.run("pytest", "-m", "alone", "--durations=3", *session.posargs, env=env)
@@ -238,7 +234,7 @@ def loaded(session: nox.Session) -> None:
     burners = str(2 * (os.cpu_count() or 1))
     session.run(
         "python", "-m", "bench.loaded", "--burners", burners, "--json", ".tier/loaded.json",
-        "--", "python", "-m", "pytest", "-m", "not slow", *_parallel(), *session.posargs,
+        "--", "python", "-m", "pytest", "-m", "not slow", *_PARALLEL, *session.posargs,
         env={"PYTHONPATH": os.getcwd()},
     )  # fmt: skip
 

@@ -1,14 +1,14 @@
 """Every check of the project, as nox sessions.
 
-``nox`` runs the default sessions, which are what CI runs: lint, then the
-two type checkers and the fast tier on every Python, all side by side
-(``checks``), the conformance run and the docs. The tests come in two tiers.
+``nox`` runs the default sessions, which are what CI runs: lint, the two
+type checkers, the fast tier on every Python side by side (``versions``),
+the conformance run and the docs. The tests come in two tiers.
 The fast tier (everything not marked ``slow``: what can differ between
 Pythons, that is the reference's units, asyncio and cancellation, doctests,
 the extras' units and one pass of the reference through the suite and the
 harness) runs on every Python, each property on 20 examples: ``nox -s
-versions`` runs the three side by side (``checks`` without the type
-checkers), ``nox -s tests`` one after the other. The slow tier is the proof
+versions`` runs the three side by side (``nox -s checks`` with the type
+checkers beside them), ``nox -s tests`` one after the other. The slow tier is the proof
 to run before landing, with ``nox -s loaded``; it is not in the default set,
 since it takes a quarter of an hour: the tests of the suite's own power (the
 gallery, the harness matrix, the Node examples and variants, the statistics,
@@ -46,10 +46,9 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
 PYTHONS = ["3.11", "3.12", "3.13"]
-#: CI's set: the type checkers and the fast tier on every Python run side by side
-#: in ``checks``; the slow tier (``slow``) is the proof run before landing,
-#: outside CI's five minutes.
-nox.options.sessions = ["lint", "checks", "conformance", "docs"]
+#: CI's set: the fast tier runs on every Python side by side in ``versions``; the
+#: slow tier (``slow``) is the proof run before landing, outside CI's five minutes.
+nox.options.sessions = ["lint", "typecheck", "versions", "conformance", "docs"]
 #: pytest-xdist workers for the test sessions: two more than the cores. Both
 #: tiers wait on child processes, browsers, servers and bounded sleeps, and more
 #: workers fill those waits on 2 cores: the fast tier from 56 s to 47 (two
@@ -179,21 +178,22 @@ def _side_by_side(session: nox.Session, names: list[str]) -> None:
         session.error(f"failed: {', '.join(failed)}")
 
 
-@nox.session(python=False)
+@nox.session(python=False, default=False)
 def checks(session: nox.Session) -> None:
-    """The type checkers and the fast tier on every Python, side by side: CI's longest part.
+    """The type checkers and the fast tier on every Python, side by side.
 
-    Five processes on 2 cores (mypy, pyright and a test process a Python):
-    the type checkers fill the tests' waits. On the idle 2-core machine the
-    fast tier on the three Pythons side by side kept the cores about 70%
-    busy over its 282 s, and the type checkers took 101 s after it.
+    Five processes on 2 cores (mypy, pyright and a test process a Python),
+    the type checkers filling the tests' waits. Not CI's: in a fresh-clone
+    CI run it saved 14 s against ``typecheck`` then ``versions`` (495 s
+    against 509 s), and the next run with it failed a correct subject, the
+    durable path, on ``PRV-LOOP-1`` (docs/performance.md, section 15).
     """
     _side_by_side(session, ["typecheck", *(f"tests-{python}" for python in PYTHONS)])
 
 
-@nox.session(python=False, default=False)
+@nox.session(python=False)
 def versions(session: nox.Session) -> None:
-    """The fast tier on every Python, side by side (``checks`` without the type checkers)."""
+    """The fast tier on every Python, side by side: CI's longest part."""
     _side_by_side(session, [f"tests-{python}" for python in PYTHONS])
 
 

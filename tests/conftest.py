@@ -1,7 +1,7 @@
 """Test configuration: one Hypothesis profile, and the fast tier's CPU record.
 
 The tests come in two tiers (``pyproject.toml`` declares the ``slow`` marker):
-the fast tier runs on every Python (``nox -s checks``, CI's), the slow
+the fast tier runs on every Python (``nox -s versions``, CI's), the slow
 tier, the tests of the suite's own power, once (``nox -s slow``). When
 ``DSH_TIER_RECORD`` names a file, a run writes there what each test cost in
 CPU time (this process's and that of the child processes it waited for), so

@@ -8,9 +8,12 @@ on the embedded SQLite store.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import io
 import json
+import sqlite3
+import threading
 from collections.abc import AsyncGenerator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -651,6 +654,49 @@ def test_the_durable_path_passes_the_provider_suite_quickly() -> None:
         subject_factory=durable_subject, profile="quick", kinds=("provider",), seed=3
     )
     assert report.ok, [r.message for r in report.results if r.status != "passed"]
+
+
+def test_the_durable_subject_opens_and_closes_its_stores_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PRV-LOOP-1 of the durable path at any load: no file is opened, nor a thread joined, on the loop.
+
+    Opening creates the file (an fsync, a lock): beside six CPU-bound processes
+    and a process syncing a file, an opening in the factory took up to 0.24 s,
+    and seed 7 of the quick provider suite failed PRV-LOOP-1 ("blocked for
+    0.29 s", 0.28 s of it asleep). Where each opening's connect and each
+    close's wait for the worker thread ran is recorded, not timed.
+    """
+    connected: list[int] = []
+    joined: list[int] = []
+    connect = sqlite3.connect
+    shutdown = concurrent.futures.ThreadPoolExecutor.shutdown
+
+    def recording_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connected.append(threading.get_ident())
+        return cast("sqlite3.Connection", connect(*args, **kwargs))
+
+    def recording_shutdown(
+        self: concurrent.futures.ThreadPoolExecutor, wait: bool = True, **kwargs: Any
+    ) -> None:
+        workers = self._threads
+        if wait and any(t.name.startswith("dsh-sqlite-store") for t in workers):
+            joined.append(threading.get_ident())
+        shutdown(self, wait, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", recording_connect)
+    monkeypatch.setattr(concurrent.futures.ThreadPoolExecutor, "shutdown", recording_shutdown)
+
+    async def main() -> int:
+        subject = await durable_subject()
+        assert subject.aclose is not None
+        await subject.aclose()
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    assert len(connected) == 2, connected  # the agent's store and the relay's
+    assert len(joined) == 2, joined
+    assert loop_thread not in connected + joined
 
 
 @pytest.mark.slow

@@ -96,7 +96,10 @@ async def durable_subject() -> Subject:
     path = os.path.join(folder, "asks.db")
 
     async def open_store() -> AskStore:
-        return SQLiteStore(path, poll_interval=0.005)
+        # Opening creates or reads the file (an fsync, a lock), a blocking call that a
+        # busy disk can stretch past the stall limit: in a thread, as the loop's
+        # requirements ask of everything an example runs (PRV-LOOP-1).
+        return await asyncio.to_thread(SQLiteStore, path, poll_interval=0.005)
 
     async def cleanup() -> None:
         shutil.rmtree(folder, ignore_errors=True)

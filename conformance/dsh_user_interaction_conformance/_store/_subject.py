@@ -9,6 +9,7 @@ cleans the data away.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import tempfile
@@ -51,8 +52,8 @@ class SQLiteStoreSubject:
         self._poll = poll_interval
 
     async def open(self) -> AskStore:
-        """Open the file (it is created by the first opening)."""
-        return SQLiteStore(self._path, poll_interval=self._poll)
+        """Open the file (it is created by the first opening), in a thread: it blocks."""
+        return await asyncio.to_thread(SQLiteStore, self._path, poll_interval=self._poll)
 
     async def cleanup(self) -> None:
         """Remove the folder and the file."""

@@ -391,7 +391,10 @@ class SQLiteStore:
         self._closed = True
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._locked, _close, "close the store")
-        self._executor.shutdown(wait=True)
+        # The worker thread's end is awaited in another thread, not joined here: on a
+        # busy machine the worker can wait a while for a CPU to end, and the loop runs
+        # meanwhile (PRV-LOOP-1).
+        await asyncio.to_thread(self._executor.shutdown, wait=True)
         self._changed()
 
     def __repr__(self) -> str:

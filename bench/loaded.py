@@ -57,6 +57,11 @@ def burners(count: int) -> Generator[list[subprocess.Popen[bytes]]]:
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
+                    # A session of its own, as a program a user started elsewhere: where
+                    # the kernel groups CPU time by session (autogroup), burners sharing
+                    # this one would together get only one group's share, as much as the
+                    # command's whole session, however many they were.
+                    start_new_session=True,
                 )
             )
         yield spinning

@@ -674,7 +674,8 @@ def test_the_durable_subject_opens_and_closes_its_stores_off_the_loop(
 
     def recording_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
         connected.append(threading.get_ident())
-        return cast("sqlite3.Connection", connect(*args, **kwargs))
+        connection: sqlite3.Connection = connect(*args, **kwargs)
+        return connection
 
     def recording_shutdown(
         self: concurrent.futures.ThreadPoolExecutor, wait: bool = True, **kwargs: Any

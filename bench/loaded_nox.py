@@ -13,9 +13,10 @@ when every run passed.
 The issue this answers asked for the README's ``nox`` green three times in
 a row with four CPU-bound processes beside it on the 2-core machine;
 ``docs/performance.md`` records the runs made. Since the slow tier left the
-default set, a run takes about nine minutes at that load (it took over an
-hour with it); ``nox -s loaded`` (the fast tier, two burners a core) is the
-shorter check to run before landing, and this the whole of CI's set.
+default set, a run takes about twenty minutes at that load, each burner in
+a session of its own (it took over an hour with the slow tier); ``nox -s
+loaded`` (the fast tier, two burners a core) is the shorter check to run
+before landing, and this the whole of CI's set.
 """
 
 from __future__ import annotations

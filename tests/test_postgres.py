@@ -23,7 +23,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeAlias, TypeVar, cast
 
@@ -36,7 +36,12 @@ from psycopg.conninfo import make_conninfo
 
 from dsh_user_interaction import AskUserQuestionAnswer, UserInteractionError
 from dsh_user_interaction.durable import AskRecord, AskStore, Outcome, Settlement, SQLiteStore
-from dsh_user_interaction.extra.postgres import DEFAULT_SCHEMA, PostgresLedger, PostgresStore
+from dsh_user_interaction.extra.postgres import (
+    DEFAULT_SCHEMA,
+    PostgresLedger,
+    PostgresStore,
+    _store,
+)
 from dsh_user_interaction.extra.postgres._ledger import FORGET_AFTER
 from dsh_user_interaction.extra.postgres._store import _channel
 from dsh_user_interaction.extra.postgres.testing import (
@@ -1010,6 +1015,47 @@ def test_a_store_reconnects_after_its_idle_connection_is_terminated(
     run(main())
 
 
+@pytest.mark.parametrize("losses", [1, 2])
+def test_a_connection_lost_while_the_store_opens_is_tried_once_more(
+    server: PostgresServer, monkeypatch: pytest.MonkeyPatch, losses: int
+) -> None:
+    """The server ends the opening connection while the tables are made: once, then twice.
+
+    Once, the store opens on a new connection, as every operation retries a
+    lost one; twice, ``connect`` raises ``STORE_FAILED``. Opening used not to
+    retry: an agent process that connected while a slow-tier test
+    terminated backends every 100 ms exited with "the connection to it was
+    lost", and its answers were never asked.
+    """
+    made: list[int] = []
+    create = _store._create_tables
+
+    async def terminated_while_making(db: Any, schema: str) -> None:
+        made.append(db.info.backend_pid)
+        if len(made) <= losses:
+            await db.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+        await create(db, schema)
+
+    monkeypatch.setattr(_store, "_create_tables", terminated_while_making)
+
+    async def main() -> None:
+        async with schema_of(server) as schema:
+            if losses == 1:
+                store = await PostgresStore.connect(server.dsn, schema=schema)
+                try:
+                    assert (await store.put("a", {}, asked_at=1.0)).seq == 1
+                finally:
+                    await store.close()
+            else:
+                with pytest.raises(UserInteractionError, match="cannot be reached") as failed:
+                    await PostgresStore.connect(server.dsn, schema=schema)
+                assert isinstance(failed.value.__cause__, psycopg.OperationalError)
+        assert len(made) == 2
+        assert made[0] != made[1]  # a new connection, a new backend
+
+    run(main())
+
+
 def test_a_cancelled_settlement_never_holds_the_change_counter(server: PostgresServer) -> None:
     """A settlement cancelled while it waits for the change counter ends its transaction.
 
@@ -1078,6 +1124,18 @@ class Launcher:
     progress: asyncio.Event
     dsn: str
     schema: str
+    #: Every child started, so that a failed test ends them all (:meth:`reap`).
+    spawned: list[Child] = field(default_factory=list[Child])
+
+    async def reap(self) -> None:
+        """Kill every child still running and wait for it: a red test leaves none behind."""
+        for child in self.spawned:
+            if child.process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    child.process.kill()
+                await child.process.wait()
+            child.reader.cancel()
+            await asyncio.gather(child.reader, return_exceptions=True)
 
     async def spawn(self, role: str, name: str, *rest: str) -> Child:
         stderr = self.folder / f"{name}.stderr"
@@ -1103,7 +1161,9 @@ class Launcher:
                 lines.append(json.loads(line))
                 self.progress.set()
 
-        return Child(name, process, lines, asyncio.create_task(read()), stderr)
+        child = Child(name, process, lines, asyncio.create_task(read()), stderr)
+        self.spawned.append(child)
+        return child
 
 
 async def until(progress: asyncio.Event, condition: Callable[[], bool]) -> None:
@@ -1125,6 +1185,7 @@ def test_two_agents_and_three_uis_settle_a_thousand_asks_once_through_faults(
     answer the store kept, and no UI's report claims an ask another UI won.
     """
     count = 500  # an agent
+    launchers: list[Launcher] = []
 
     async def main() -> None:
         async with schema_of(server) as schema:
@@ -1133,6 +1194,7 @@ def test_two_agents_and_three_uis_settle_a_thousand_asks_once_through_faults(
             await (await PostgresStore.connect(dsn, schema=schema)).close()  # the tables
             progress = asyncio.Event()
             launcher = Launcher(tmp_path, progress, dsn, schema)
+            launchers.append(launcher)
             uis = [await launcher.spawn("ui", f"ui-{n}") for n in range(3)]
             await until(progress, lambda: all(child.lines for child in uis))
             agents = [await launcher.spawn("agent", f"agent-{k}", str(count)) for k in range(2)]
@@ -1205,7 +1267,14 @@ def test_two_agents_and_three_uis_settle_a_thousand_asks_once_through_faults(
                 f"errors: { {n: len(r['errors']) for n, r in survivors.items()} }"
             )
 
-    run(main(), bound=300.0)
+    async def reaped() -> None:
+        try:
+            await main()
+        finally:
+            for launcher in launchers:
+                await launcher.reap()
+
+    run(reaped(), bound=300.0)
 
 
 def test_the_ledger_says_yes_once_per_nonce_to_every_worker(server: PostgresServer) -> None:

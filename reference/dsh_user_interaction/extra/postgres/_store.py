@@ -299,19 +299,31 @@ class PostgresStore:
             msg = "the store is closed"
             raise RuntimeError(msg)
         connection = self._connection
-        if connection is None or _lost(connection):
-            self._connection = None
+        if connection is not None and not _lost(connection):
+            return connection
+        self._connection = None
+        for last in (False, True):
             connection = await open_connection(self._conninfo, "dsh-ask-store")
             try:
                 if not self._ready:
                     await _create_tables(connection, self._schema)
                     await _check_layout(connection, self._schema)
                     self._ready = True
+            except psycopg.OperationalError:
+                # A connection lost while the tables are made or read (a terminated
+                # backend, a restarted server) is tried once more on a new one, as
+                # every operation is: only a connection lost twice fails (DUR-FAIL-1).
+                lost = _lost(connection)
+                await connection.close()
+                if last or not lost:
+                    raise
+                continue
             except BaseException:
                 await connection.close()
                 raise
             self._connection = connection
-        return connection
+            return connection
+        raise AssertionError  # pragma: no cover - the loop returns or raises
 
     async def _run(
         self, work: Callable[[_Connection], Awaitable[_T]], doing: str, *, retry: bool = True

@@ -147,8 +147,8 @@ def _side_by_side(
         for name in names:
             output = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
             command = [sys.executable, "-m", "nox", "-s", name]
-            nice = shutil.which("nice")
-            if name in behind and nice is not None:
+            nice = shutil.which("nice") if name in behind else None
+            if nice is not None:
                 command = [nice, "-n", "19", *command]
             if name.startswith("tests-"):
                 command += ["--", *session.posargs]
